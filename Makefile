@@ -1,0 +1,92 @@
+# The two commands a newcomer runs: `make demo` and `make test`. `make bench` measures.
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# MariaDB tests need mysqlclient, which compiles against the MariaDB client headers
+# (Debian: libmariadb-dev). Without them the MariaDB tests are skipped, loudly (failed in CI).
+MYSQL_EXTRA := $(shell pkg-config --exists libmariadb 2>/dev/null || pkg-config --exists mysqlclient 2>/dev/null && echo ,mysql)
+# A Python 3.12 interpreter, if this machine has one, runs the suite on Django 6.x too.
+PY312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do "$$p" -c '' 2>/dev/null && { echo "$$p"; break; }; done)
+PYTEST_FLAGS ?= -q
+
+.PHONY: help demo test test-sqlite test-postgresql test-mariadb test-django42 test-django6 \
+        bench lint clean
+
+help:
+	@echo "make demo   set up and run the example shop (SQLite), then open its admin"
+	@echo "make test   set up and run the whole test suite (SQLite, PostgreSQL, MariaDB)"
+	@echo "make bench  run the benchmarks"
+	@echo "make lint   ruff"
+
+# ------------------------------------------------------------------ setup
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[test,bench,dev$(MYSQL_EXTRA)]"
+	touch $@
+
+# ------------------------------------------------------------------- demo
+demo: $(BIN)/.installed
+	cd example_project && ../$(BIN)/python manage.py migrate --noinput -v 0
+	cd example_project && ../$(BIN)/python manage.py shop_demo
+
+# ------------------------------------------------------------------ tests
+test: $(BIN)/.installed
+	$(MAKE) --no-print-directory test-sqlite test-postgresql test-mariadb
+	$(MAKE) --no-print-directory test-django42
+	$(MAKE) --no-print-directory test-django6
+	@echo "make test: every run passed"
+
+# The whole suite on SQLite; then the database tests on the two servers.
+test-sqlite: $(BIN)/.installed
+	@echo "=== Django $$($(BIN)/python -m django --version), SQLite: whole suite"
+	$(BIN)/pytest $(PYTEST_FLAGS)
+test-postgresql: $(BIN)/.installed
+	@echo "=== Django $$($(BIN)/python -m django --version), PostgreSQL: database tests"
+	SNOWID_TEST_DB=postgresql $(BIN)/pytest $(PYTEST_FLAGS) -m django_db
+test-mariadb: $(BIN)/.installed
+	@echo "=== Django $$($(BIN)/python -m django --version), MariaDB: database tests"
+	SNOWID_TEST_DB=mariadb $(BIN)/pytest $(PYTEST_FLAGS) -m django_db
+
+# The oldest supported Django, on SQLite.
+$(VENV)-django42/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)-django42
+	$(VENV)-django42/bin/python -m pip install -q -e ".[test]" "django>=4.2,<5.0"
+	touch $@
+test-django42: $(VENV)-django42/.installed
+	@echo "=== Django $$($(VENV)-django42/bin/python -m django --version), SQLite: whole suite"
+	$(VENV)-django42/bin/pytest $(PYTEST_FLAGS) -p no:cacheprovider
+
+# Django 6.x needs Python 3.12+: run where such an interpreter exists.
+$(VENV)-django6/.installed: pyproject.toml
+	$(PY312) -m venv $(VENV)-django6
+	$(VENV)-django6/bin/python -m pip install -q -e ".[test$(MYSQL_EXTRA)]" "django>=6.0,<7.0"
+	touch $@
+ifeq ($(PY312),)
+test-django6:
+	@echo "=== Django 6.x: SKIPPED, no Python 3.12 interpreter on this machine"
+	@if [ "$$CI" = "true" ]; then echo "CI=true: Django 6.x must be tested"; exit 1; fi
+else
+test-django6: $(VENV)-django6/.installed
+	@echo "=== Django $$($(VENV)-django6/bin/python -m django --version), Python 3.12"
+	$(VENV)-django6/bin/pytest $(PYTEST_FLAGS) -p no:cacheprovider
+	SNOWID_TEST_DB=postgresql $(VENV)-django6/bin/pytest $(PYTEST_FLAGS) -p no:cacheprovider -m django_db
+	SNOWID_TEST_DB=mariadb $(VENV)-django6/bin/pytest $(PYTEST_FLAGS) -p no:cacheprovider -m django_db
+endif
+
+# -------------------------------------------------------------- benchmarks
+bench: $(BIN)/.installed
+	$(BIN)/python benchmarks/bench_ids.py
+	$(BIN)/python benchmarks/bench_orm.py
+	$(BIN)/python benchmarks/bench_orders.py
+	$(BIN)/python benchmarks/bench_leases.py
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+clean:
+	rm -rf $(VENV) $(VENV)-django42 $(VENV)-django6 example_project/db.sqlite3 .pytest_cache

@@ -1,0 +1,285 @@
+"""Order-number speed, next to baselines measured in the same run.
+
+    python benchmarks/bench_orders.py [--seconds 1.0] [--repeat 3]
+
+Needs Redis (127.0.0.1:6379, or SNOWID_BENCH_REDIS_URL) and PostgreSQL (127.0.0.1:5432).
+Baselines: a raw EVALSHA round trip on a plain socket (the floor of any Redis-backed
+number) and the seeds' scheme (redis-py EVALSHA of INCR + PEXPIRE on a per-second key,
+then formatting). The throughput rows use a 19-bit sequence (524,287 numbers a second)
+so that the per-second cap of the default 14 bits (16,383) does not stop them: the cap is
+a limit of the format, not of the code. Keys are this run's own and deleted at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import socket
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchmarks.settings")
+os.environ.setdefault("SNOWID_BENCH_DB", "postgresql")
+
+SEED_LUA = """
+local n = redis.call('INCR', KEYS[1])
+redis.call('PEXPIRE', KEYS[1], 5000)
+return n
+"""
+
+
+def setup_django() -> None:
+    import django
+
+    django.setup()
+
+
+def rate(call: Callable[[], object], seconds: float) -> float:
+    count, start = 0, time.perf_counter()
+    while True:
+        for _ in range(100):
+            call()
+        count += 100
+        now = time.perf_counter()
+        if now - start >= seconds:
+            return count / (now - start)
+
+
+# ------------------------------------------------------------------ baselines
+class RawEvalsha:
+    """EVALSHA of 'return 1' over a bare socket: one round trip, nothing else."""
+
+    def __init__(self, host: str, port: int) -> None:
+        import redis
+
+        sha = redis.Redis(host=host, port=port).script_load("return 1")
+        self.sock = socket.create_connection((host, port))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.request = f"*3\r\n$7\r\nEVALSHA\r\n$40\r\n{sha}\r\n$1\r\n0\r\n".encode()
+
+    def __call__(self) -> None:
+        self.sock.sendall(self.request)
+        self.sock.recv(64)
+
+
+class SeedScheme:
+    """The seeds: per-second key, INCR + PEXPIRE in one EVALSHA, then the number."""
+
+    def __init__(self, client, prefix: str) -> None:
+        self.script = client.register_script(SEED_LUA)
+        self.prefix = prefix
+
+    def __call__(self, uid: int = 1820) -> int:
+        stem = time.strftime("%y%m%d%H%M%S", time.gmtime())
+        sequence = self.script(keys=[f"{self.prefix}:seed:{stem}"])
+        return (int(stem) << 18) | (sequence << 4) | (uid & 15)
+
+
+def redis_client():
+    import redis
+
+    return redis.Redis.from_url(
+        os.environ.get("SNOWID_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
+    )
+
+
+def wide_issuer(stream: str):
+    from django_snowid.core.orderformat import OrderNumberFormat
+    from django_snowid.ordernumbers.issuer import StreamIssuer, recover_stream
+
+    fmt = OrderNumberFormat(sequence_bits=19, shard_bits=4)
+    recover_stream(stream, fmt)
+    return StreamIssuer(stream, fmt)
+
+
+# -------------------------------------------------------- multi-process worker
+def _worker(job: tuple[str, float, float]) -> int:
+    kind, start_at, seconds = job
+    setup_django()
+    from django.conf import settings
+
+    if kind == "seed":
+        call: Callable[[], object] = SeedScheme(redis_client(), settings.SNOWID_REDIS_KEY_PREFIX)
+    else:
+        issuer = wide_issuer("bench-multi")
+        call = lambda: issuer.next_number(12)  # noqa: E731
+    call()
+    while time.time() < start_at:
+        time.sleep(0.001)
+    count, end = 0, start_at + seconds
+    while time.time() < end:
+        for _ in range(50):
+            call()
+        count += 50
+    return count
+
+
+def multi(kind: str, seconds: float, processes: int = 4) -> float:
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(processes) as pool:
+        start_at = time.time() + 3.0  # time for every child to start and warm up
+        counts = pool.map(_worker, [(kind, start_at, seconds)] * processes)
+    return sum(counts) / seconds
+
+
+# -------------------------------------------------------------- database part
+def database_part(creates: int, repeat: int) -> dict[str, float]:
+    from django.db import connection
+
+    old = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+    try:
+        from django.test import override_settings
+        from sequences import get_next_value
+
+        from benchmarks.benchapp.models import NumberedOrder, PlainOrder
+        from benchmarks.timing import interleaved_rates
+        from django_snowid.core.orderformat import OrderNumberFormat
+        from django_snowid.ordernumbers.issuer import StreamIssuer, get_store, recover_stream
+        from django_snowid.ordernumbers.stores import DatabaseOrderStore
+
+        NumberedOrder.objects.create(user_id=0)  # recovery, script loading
+        results: dict[str, list[float]] = {}
+        for _ in range(repeat):
+            plain, numbered = interleaved_rates(
+                [
+                    lambda i: PlainOrder.objects.create(user_id=i),
+                    lambda i: NumberedOrder.objects.create(user_id=i),
+                ],
+                creates,
+            )
+            results.setdefault("plain", []).append(creates / plain)  # seconds in all
+            results.setdefault("numbered", []).append(creates / numbered)
+        with override_settings(SNOWID_ORDER_BACKEND="database"):
+            fmt = OrderNumberFormat()
+            recover_stream("bench-db", fmt)
+            issuer = StreamIssuer("bench-db", fmt)
+            assert isinstance(get_store(), DatabaseOrderStore)
+            for _ in range(repeat):
+                ours, theirs = interleaved_rates(
+                    [lambda i: issuer.next_number(i & 15), lambda i: get_next_value("bench")],
+                    creates,
+                )
+                results.setdefault("db_store", []).append(ours)
+                results.setdefault("sequences", []).append(theirs)
+        return {k: statistics.median(v) for k, v in results.items()}
+    finally:
+        connection.creation.destroy_test_db(old, verbosity=0)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=1.0)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--creates", type=int, default=2000)
+    args = parser.parse_args()
+    s, r = args.seconds, args.repeat
+    setup_django()
+    from django.conf import settings
+
+    client = redis_client()
+    prefix = settings.SNOWID_REDIS_KEY_PREFIX
+    try:
+        raw = RawEvalsha(
+            client.connection_pool.connection_kwargs.get("host", "127.0.0.1"),
+            client.connection_pool.connection_kwargs.get("port", 6379),
+        )
+        seed = SeedScheme(client, prefix)
+        issuer = wide_issuer("bench-single")
+
+        def median(fn: Callable[[], float]) -> float:
+            return statistics.median(fn() for _ in range(r))
+
+        floor = median(lambda: rate(raw, s))
+        seed1 = median(lambda: rate(seed, s))
+        ours1 = median(lambda: rate(lambda: issuer.next_number(12), s))
+        seed4 = median(lambda: multi("seed", s))
+        ours4 = median(lambda: multi("ours", s))
+        batch_issuer = wide_issuer("bench-batch")
+        shards = [i & 15 for i in range(1000)]
+
+        def batch_rate() -> float:
+            start = time.perf_counter()
+            for _ in range(200):
+                batch_issuer.next_numbers(shards)
+            return 200_000 / (time.perf_counter() - start)
+
+        batch = median(batch_rate)
+        try:
+            db = database_part(args.creates, r)
+        except Exception as exc:  # PostgreSQL missing: say so, measure the rest
+            print(f"(database part not measured: {exc!r})", file=sys.stderr)
+            db = {}
+    finally:
+        keys = list(client.scan_iter(match=f"*{prefix}*", count=1000))
+        if keys:
+            client.delete(*keys)
+
+    rows = [
+        ("raw EVALSHA round trip, bare socket (floor)", floor, None),
+        ("seeds' scheme, 1 client", seed1, seed1),
+        ("django-snowid next_number(), 1 process", ours1, seed1),
+        ("seeds' scheme, 4 processes (aggregate)", seed4, seed4),
+        ("django-snowid next_number(), 4 processes", ours4, seed4),
+        ("django-snowid batch mode, blocks of 1000", batch, seed1),
+    ]
+    print(f"\n{'what':<48} {'numbers/s':>12} {'x seeds':>9}")
+    print("-" * 71)
+    for label, value, base in rows:
+        ratio = f"{value / base:>8.2f}x" if base else f"{'':>9}"
+        print(f"{label:<48} {value:>12,.0f} {ratio}")
+    print(f"(one round trip costs {1e6 / floor:.0f} µs on this machine)")
+    verdicts = [
+        ("1 process >= 1.0x seeds' scheme", ours1 >= seed1, f"{ours1 / seed1:.2f}x"),
+        ("4 processes >= 1.0x seeds' scheme", ours4 >= seed4, f"{ours4 / seed4:.2f}x"),
+        ("batch mode >= 1,000,000/s per process", batch >= 1_000_000, f"{batch:,.0f}/s"),
+    ]
+    if db:
+        plain_t, numbered_t = db["plain"], db["numbered"]
+        print(f"\n{'PostgreSQL':<48} {'per second':>12} {'ratio':>9}")
+        print("-" * 71)
+        print(f"{'create(), no order number':<48} {args.creates / plain_t:>12,.0f} {1:>8.2f}x")
+        print(
+            f"{'create(), OrderNumberField (Redis)':<48} {args.creates / numbered_t:>12,.0f} "
+            f"{plain_t / numbered_t:>8.2f}x   (time {numbered_t / plain_t:.2f}x)"
+        )
+        print(f"{'django-sequences get_next_value()':<48} {db['sequences']:>12,.0f} {1:>8.2f}x")
+        print(
+            f"{'django-snowid database store, next_number()':<48} {db['db_store']:>12,.0f} "
+            f"{db['db_store'] / db['sequences']:>8.2f}x"
+        )
+        verdicts.append(
+            (
+                "create() time <= 1.35x without the field",
+                numbered_t <= 1.35 * plain_t,
+                f"{numbered_t / plain_t:.2f}x",
+            )
+        )
+    print()
+    for label, ok, figure in verdicts:
+        print(f"[{'PASS' if ok else 'MISS'}] {label:<52} {figure}")
+    print(
+        json.dumps(
+            {
+                "floor": floor,
+                "seed1": seed1,
+                "ours1": ours1,
+                "seed4": seed4,
+                "ours4": ours4,
+                "batch": batch,
+                **db,
+            }
+        ),
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,165 @@
+"""ORM insert speed: SnowflakeAutoField against BigAutoField, measured in the same run.
+
+    python benchmarks/bench_orm.py [--db sqlite,postgresql,mariadb] [--rows 100000]
+                                   [--creates 2000] [--repeat 3]
+
+Each backend runs in a child process (Django is configured once per process). Every
+figure is the median of --repeat runs; the runs of the compared models alternate so
+that drift on a noisy machine hits them alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_backend(rows: int, creates: int, repeat: int) -> dict[str, float]:
+    import django
+
+    django.setup()
+    from django.db import connection
+
+    from benchmarks.benchapp.models import AutoRow, NaiveRow, SnowRow
+    from benchmarks.timing import interleaved_rates
+    from django_snowid import next_ids
+
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+    try:
+
+        def clear(model) -> None:
+            with connection.cursor() as cursor:
+                table = connection.ops.quote_name(model._meta.db_table)
+                if connection.vendor == "sqlite":
+                    cursor.execute(f"DELETE FROM {table}")
+                else:
+                    cursor.execute(f"TRUNCATE TABLE {table}")
+
+        def bulk(model, preassigned: bool = False) -> float:
+            clear(model)
+            ids = next_ids(rows) if preassigned else None
+            start = time.perf_counter()
+            if ids:
+                objs = [model(id=ids[i], name=f"row {i}", value=i) for i in range(rows)]
+            else:
+                objs = [model(name=f"row {i}", value=i) for i in range(rows)]
+            model.objects.bulk_create(objs, batch_size=1000)
+            elapsed = time.perf_counter() - start
+            assert model.objects.count() == rows and objs[-1].pk is not None
+            return rows / elapsed
+
+        results: dict[str, list[float]] = {}
+        for _ in range(repeat):
+            for model in (AutoRow, SnowRow, NaiveRow):
+                results.setdefault(f"bulk.{model.__name__}", []).append(bulk(model))
+            # The floor of any pk set in Python: ids made before the clock starts.
+            results.setdefault("bulk.floor", []).append(bulk(NaiveRow, preassigned=True))
+            clear(AutoRow)
+            clear(SnowRow)
+            auto_rate, snow_rate = interleaved_rates(
+                [
+                    lambda i: AutoRow.objects.create(name=f"row {i}", value=i),
+                    lambda i: SnowRow.objects.create(name=f"row {i}", value=i),
+                ],
+                creates,
+            )
+            results.setdefault("create.AutoRow", []).append(auto_rate)
+            results.setdefault("create.SnowRow", []).append(snow_rate)
+        return {key: statistics.median(values) for key, values in results.items()}
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--db", default="sqlite,postgresql,mariadb")
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--creates", type=int, default=2_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    if args.child:
+        print(json.dumps(run_backend(args.rows, args.creates, args.repeat)))
+        return 0
+
+    verdicts: list[tuple[str, bool, str]] = []
+    for backend in args.db.split(","):
+        env = {
+            **os.environ,
+            "SNOWID_BENCH_DB": backend,
+            "DJANGO_SETTINGS_MODULE": "benchmarks.settings",
+            "PYTHONPATH": str(ROOT),
+        }
+        done = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                backend,
+                "--rows",
+                str(args.rows),
+                "--creates",
+                str(args.creates),
+                "--repeat",
+                str(args.repeat),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
+        if done.returncode != 0:
+            print(f"\n{backend}: NOT MEASURED\n{done.stderr.strip().splitlines()[-1]}")
+            continue
+        r = json.loads(done.stdout.strip().splitlines()[-1])
+        bulk_base, create_base = r["bulk.AutoRow"], r["create.AutoRow"]
+        n, c = f"{args.rows:,}", f"{args.creates:,}"
+        table = [
+            (f"bulk_create {n} rows, batch 1000, BigAutoField", r["bulk.AutoRow"], bulk_base),
+            (f"bulk_create {n} rows, batch 1000, SnowflakeAutoField", r["bulk.SnowRow"], bulk_base),
+            (f"bulk_create {n} rows, naive Python default pk", r["bulk.NaiveRow"], bulk_base),
+            ("bulk_create, pks assigned before timing (floor)", r["bulk.floor"], bulk_base),
+            (f"{c} x create(), BigAutoField", r["create.AutoRow"], create_base),
+            (f"{c} x create(), SnowflakeAutoField", r["create.SnowRow"], create_base),
+        ]
+        print(f"\n{backend}")
+        print(f"  {'what':<58} {'rows/s':>10} {'x BigAutoField':>15}")
+        print(f"  {'-' * 85}")
+        for label, value, base in table:
+            print(f"  {label:<58} {value:>10,.0f} {value / base:>14.2f}x")
+        bulk_ratio = r["bulk.SnowRow"] / bulk_base
+        floor_ratio = r["bulk.floor"] / bulk_base
+        create_ratio = r["create.SnowRow"] / create_base
+        verdicts.append(
+            (
+                f"{backend}: bulk_create >= 0.95x BigAutoField",
+                bulk_ratio >= 0.95,
+                f"{bulk_ratio:.2f}x (floor {floor_ratio:.2f}x)",
+            )
+        )
+        # "within 5% of the time" = at least 1/1.05 of the rate
+        verdicts.append(
+            (
+                f"{backend}: create() within 5% of BigAutoField",
+                create_ratio >= 1 / 1.05,
+                f"{create_ratio:.2f}x",
+            )
+        )
+    print()
+    for label, ok, figure in verdicts:
+        print(f"[{'PASS' if ok else 'MISS'}] {label:<52} {figure}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    raise SystemExit(main())

@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from django.db import models
+
+import django_snowid
+from django_snowid.fields import OrderNumberField, SnowflakeAutoField
+
+
+class AutoRow(models.Model):
+    """Baseline: the database numbers the rows."""
+
+    id = models.BigAutoField(primary_key=True)
+    name = models.CharField(max_length=50)
+    value = models.IntegerField()
+
+
+class SnowRow(models.Model):
+    id = SnowflakeAutoField(primary_key=True)
+    name = models.CharField(max_length=50)
+    value = models.IntegerField()
+
+
+def _naive_default() -> int:
+    return django_snowid.next_id()
+
+
+class NaiveRow(models.Model):
+    """A plain BIGINT pk with a Python default: one generator call per instance, at init."""
+
+    id = models.BigIntegerField(primary_key=True, default=_naive_default)
+    name = models.CharField(max_length=50)
+    value = models.IntegerField()
+
+
+class PlainOrder(models.Model):
+    """Baseline of the create() comparison: the same row without an order number."""
+
+    id = models.BigAutoField(primary_key=True)
+    user_id = models.BigIntegerField()
+
+
+class NumberedOrder(models.Model):
+    id = models.BigAutoField(primary_key=True)
+    user_id = models.BigIntegerField()
+    number = OrderNumberField(shard_from="user_id")
+
+
+class UniqueColumnOrder(models.Model):
+    """The database's share of the cost: the same UNIQUE column, filled without Redis."""
+
+    id = models.BigAutoField(primary_key=True)
+    user_id = models.BigIntegerField()
+    number = models.BigIntegerField(unique=True)

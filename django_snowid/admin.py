@@ -1,0 +1,258 @@
+"""The admin: a page that decodes any id or order number, and decoded columns for model admins.
+
+The decode page lives at ``admin:snowid_decode`` (``<admin>/django_snowid/iddecoder/``),
+hosted by the table-less :class:`~django_snowid.models.IdDecoder` so that the admin index
+links to it. On a custom admin site: ``site.register(IdDecoder, IdDecoderAdmin)``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from django.contrib import admin
+from django.contrib.admin.utils import quote
+from django.db import models
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import NoReverseMatch, path, reverse
+from django.utils.html import format_html, format_html_join
+
+from .decoding import DecodedRow, decode_tokens
+from .exceptions import SnowidError
+from .fields import SnowflakeAutoField, SnowflakeField
+from .forms import DecodeForm
+from .models import IdDecoder
+from .ordernumbers.field import OrderNumberField
+
+__all__ = ["CreatedFilter", "IdDecoderAdmin", "SnowflakeAdminMixin", "SnowflakeModelAdmin"]
+
+
+class IdDecoderAdmin(admin.ModelAdmin):
+    """The decode page. Any active staff member may use it; it writes nothing."""
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_active and request.user.is_staff
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.has_module_permission(request)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def get_urls(self) -> list[Any]:
+        view = self.admin_site.admin_view(self.decode_view)
+        opts = self.model._meta
+        # The changelist name is what the admin index links to.
+        return [
+            path("", view, name="snowid_decode"),
+            path("", view, name=f"{opts.app_label}_{opts.model_name}_changelist"),
+        ]
+
+    def decode_view(self, request: HttpRequest) -> HttpResponse:
+        data = request.POST if request.method == "POST" else request.GET
+        form = DecodeForm(data if "ids" in data else None)
+        rows: list[DecodedRow] = []
+        if form.is_valid():
+            rows = decode_tokens(form.cleaned_data["ids"], form.cleaned_data["reading"])
+            _add_links(rows, request, self.admin_site)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Decode ids and order numbers",
+            "opts": self.model._meta,
+            "form": form,
+            "rows": rows,
+            "errors": sum(1 for r in rows if r.error),
+        }
+        return TemplateResponse(request, "admin/django_snowid/decode.html", context)
+
+
+def _add_links(rows: list[DecodedRow], request: HttpRequest, site: admin.AdminSite) -> None:
+    """Link each decoded value to the change page of the row that holds it, if any.
+
+    One query per field, whatever the number of ids.
+    """
+    by_field: dict[Any, list[DecodedRow]] = {}
+    for row in rows:
+        for each in row.fields:
+            by_field.setdefault(each, []).append(row)
+    for each, field_rows in by_field.items():
+        model = each.model
+        model_admin = site._registry.get(model)
+        if model_admin is None or not model_admin.has_view_permission(request):
+            continue
+        values = {r.value for r in field_rows if not r.error}
+        found = dict(
+            model._base_manager.filter(**{f"{each.attname}__in": values}).values_list(
+                each.attname, "pk"
+            )
+        )
+        for row in field_rows:
+            if row.value in found and not row.link:
+                opts = model._meta
+                try:
+                    row.link = reverse(
+                        f"{site.name}:{opts.app_label}_{opts.model_name}_change",
+                        args=[quote(found[row.value])],
+                    )
+                except NoReverseMatch:
+                    continue
+
+
+admin.site.register(IdDecoder, IdDecoderAdmin)
+
+
+# ------------------------------------------------------------ model admins
+def _snowflake_field(model: type[models.Model]) -> Any:
+    if isinstance(model._meta.pk, (SnowflakeAutoField, SnowflakeField)):
+        return model._meta.pk
+    for each in model._meta.concrete_fields:
+        if isinstance(each, (SnowflakeAutoField, SnowflakeField)):
+            return each
+    return None
+
+
+def _order_field(model: type[models.Model]) -> Any:
+    for each in model._meta.concrete_fields:
+        if isinstance(each, OrderNumberField):
+            return each
+    return None
+
+
+class CreatedFilter(admin.SimpleListFilter):
+    """Filter by creation time through a primary-key range: no extra column, the pk index."""
+
+    title = "created"
+    parameter_name = "snowid_created"
+    ranges = {
+        "1h": timedelta(hours=1),
+        "24h": timedelta(days=1),
+        "7d": timedelta(days=7),
+        "30d": timedelta(days=30),
+    }
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [
+            ("1h", "Last hour"),
+            ("24h", "Last 24 hours"),
+            ("7d", "Last 7 days"),
+            ("30d", "Last 30 days"),
+        ]
+
+    def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
+        span = self.ranges.get(self.value() or "")
+        pk = queryset.model._meta.pk
+        if span is None or not isinstance(pk, (SnowflakeAutoField, SnowflakeField)):
+            return queryset
+        return queryset.filter(pk__gte=pk.layout.min_id_at(datetime.now(timezone.utc) - span))
+
+
+class SnowflakeAdminMixin:
+    """Decoded columns ("created", "worker", "shard"), a decoded panel on the change form,
+    a "created" filter through the primary key, and search by a pasted id."""
+
+    model: type[models.Model]
+
+    @admin.display(description="created")
+    def snowid_created(self, obj: models.Model) -> Any:
+        each = _snowflake_field(type(obj))
+        value = getattr(obj, each.attname) if each else None
+        return each.decode(value).time if value else None
+
+    @admin.display(description="worker")
+    def snowid_worker(self, obj: models.Model) -> Any:
+        each = _snowflake_field(type(obj))
+        value = getattr(obj, each.attname) if each else None
+        if not value:
+            return None
+        parts = each.decode(value).parts
+        return " ".join(f"{k}={v}" for k, v in parts.items())
+
+    @admin.display(description="shard")
+    def snowid_shard(self, obj: models.Model) -> Any:
+        each = _order_field(type(obj))
+        value = getattr(obj, each.attname) if each else None
+        return each.shard_of(value) if value else None
+
+    @admin.display(description="decoded")
+    def snowid_decoded(self, obj: models.Model) -> Any:
+        rows = []
+        for each in obj._meta.concrete_fields:
+            if not isinstance(each, (SnowflakeAutoField, SnowflakeField, OrderNumberField)):
+                continue
+            value = getattr(obj, each.attname)
+            if not value:
+                continue
+            try:
+                decoded = each.decode(value)
+            except SnowidError as exc:
+                rows.append((each.verbose_name, str(value), str(exc)))
+                continue
+            if isinstance(each, OrderNumberField):
+                detail = (
+                    f"{decoded.time:%Y-%m-%d %H:%M:%S} UTC, sequence {decoded.sequence}, "
+                    f"shard {decoded.shard}"
+                )
+            else:
+                parts = ", ".join(f"{k} {v}" for k, v in decoded.parts.items())
+                detail = (
+                    f"{decoded.time:%Y-%m-%d %H:%M:%S.%f}"[:-3] + f" UTC, {parts}, "
+                    f"sequence {decoded.sequence}"
+                )
+            rows.append((each.verbose_name, str(value), detail))
+        if not rows:
+            return "-"
+        return format_html(
+            '<table class="snowid-panel">{}</table>',
+            format_html_join("", "<tr><th>{}</th><td>{}</td><td>{}</td></tr>", rows),
+        )
+
+    def _snowid_columns(self) -> list[str]:
+        columns = []
+        if _snowflake_field(self.model):
+            columns += ["snowid_created", "snowid_worker"]
+        if _order_field(self.model):
+            columns.append("snowid_shard")
+        return columns
+
+    def get_list_display(self, request: HttpRequest) -> Any:
+        display = list(super().get_list_display(request))  # type: ignore[misc]
+        return display + [c for c in self._snowid_columns() if c not in display]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        fields = list(super().get_readonly_fields(request, obj))  # type: ignore[misc]
+        return fields if "snowid_decoded" in fields else [*fields, "snowid_decoded"]
+
+    def get_list_filter(self, request: HttpRequest) -> Any:
+        filters = list(super().get_list_filter(request))  # type: ignore[misc]
+        pk = self.model._meta.pk
+        if isinstance(pk, (SnowflakeAutoField, SnowflakeField)) and CreatedFilter not in filters:
+            filters.append(CreatedFilter)
+        return filters
+
+    def get_search_fields(self, request: HttpRequest) -> Any:
+        # Makes the search box appear; a pasted id is matched in get_search_results.
+        return list(super().get_search_fields(request)) or ["pk__exact"]  # type: ignore[misc]
+
+    def get_search_results(self, request: HttpRequest, queryset: Any, search_term: str) -> Any:
+        term = search_term.strip()
+        if term.isascii() and term.isdigit() and 0 < int(term) < 2**63:
+            lookups = models.Q()
+            for each in self.model._meta.concrete_fields:
+                if isinstance(each, (SnowflakeAutoField, SnowflakeField, OrderNumberField)):
+                    lookups |= models.Q(**{each.attname: int(term)})
+            if lookups:
+                return queryset.filter(lookups), False
+        if list(super().get_search_fields(request)):  # type: ignore[misc]
+            return super().get_search_results(request, queryset, search_term)  # type: ignore[misc]
+        return queryset.none() if term else queryset, False
+
+
+class SnowflakeModelAdmin(SnowflakeAdminMixin, admin.ModelAdmin):
+    """A ready-made ModelAdmin with the decoded columns, panel, filter and id search."""

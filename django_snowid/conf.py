@@ -1,0 +1,142 @@
+"""The ``SNOWID_*`` settings, read on every access so that ``override_settings`` works."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+
+from .core.layout import DEFAULT_EPOCH
+
+#: Every setting with its default. The README lists them with their meaning.
+DEFAULTS: dict[str, Any] = {
+    "SNOWID_EPOCH": DEFAULT_EPOCH,
+    "SNOWID_LAYOUT": "classic",
+    "SNOWID_LAYOUTS": {},
+    "SNOWID_WORKER_ID": 0,
+    "SNOWID_WORKER_ID_SOURCE": "slot",
+    "SNOWID_WORKER_POOL_SIZE": None,
+    "SNOWID_WORKER_LEASE_TTL_S": 30,
+    "SNOWID_WORKER_SLOT_DIR": None,
+    "SNOWID_WORKER_RESUME_MAX_WAIT_MS": 2000,
+    "SNOWID_WORKER_ID_ENV": "SNOWID_WORKER_ID",
+    "SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS": 5.0,
+    "SNOWID_REDIS_ALIAS": "default",
+    "SNOWID_REDIS_KEY_PREFIX": "snowid",
+    "SNOWID_ORDER_BACKEND": "redis",
+    "SNOWID_ORDER_PACKING": "binary",
+    "SNOWID_ORDER_SEQUENCE_BITS": 14,
+    "SNOWID_ORDER_SHARD_BITS": 4,
+    "SNOWID_ORDER_SEQUENCE_DIGITS": 5,
+    "SNOWID_ORDER_SHARD_DIGITS": 2,
+    "SNOWID_ORDER_ZONE": "UTC",
+    "SNOWID_ORDER_ALLOW_DST": False,
+    "SNOWID_ORDER_WHEN_FULL": "wait",
+    "SNOWID_ORDER_MAX_WAIT_MS": 2000,
+    "SNOWID_ORDER_MAX_BACKWARDS_S": 5,
+    "SNOWID_ORDER_RANDOM_START": 0,
+    "SNOWID_ORDER_INSERT_RETRIES": 3,
+}
+
+
+def _get(name: str) -> Any:
+    return getattr(settings, name, DEFAULTS[name])
+
+
+class SnowidSettings:
+    """Typed access to the ``SNOWID_*`` settings; nothing is read at import time."""
+
+    @property
+    def EPOCH(self) -> datetime | str:
+        return _get("SNOWID_EPOCH")
+
+    @property
+    def LAYOUT(self) -> str | Mapping[str, Any]:
+        return _get("SNOWID_LAYOUT")
+
+    @property
+    def LAYOUTS(self) -> Mapping[str, str | Mapping[str, Any]]:
+        return _get("SNOWID_LAYOUTS")
+
+    @property
+    def WORKER_ID(self) -> int | Mapping[str, int]:
+        return _get("SNOWID_WORKER_ID")
+
+    @property
+    def WORKER_ID_SOURCE(self) -> str:
+        return _get("SNOWID_WORKER_ID_SOURCE")
+
+    @property
+    def WORKER_POOL_SIZE(self) -> int | None:
+        return _get("SNOWID_WORKER_POOL_SIZE")
+
+    @property
+    def WORKER_LEASE_TTL_S(self) -> float:
+        return _get("SNOWID_WORKER_LEASE_TTL_S")
+
+    @property
+    def WORKER_SLOT_DIR(self) -> str:
+        import tempfile
+
+        return _get("SNOWID_WORKER_SLOT_DIR") or os.path.join(
+            tempfile.gettempdir(), "django-snowid-slots"
+        )
+
+    @property
+    def WORKER_RESUME_MAX_WAIT_MS(self) -> float:
+        return _get("SNOWID_WORKER_RESUME_MAX_WAIT_MS")
+
+    @property
+    def WORKER_ID_ENV(self) -> str:
+        return _get("SNOWID_WORKER_ID_ENV")
+
+    @property
+    def CLOCK_BACKWARDS_TOLERANCE_MS(self) -> float:
+        return _get("SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS")
+
+    @property
+    def REDIS_ALIAS(self) -> str:
+        return _get("SNOWID_REDIS_ALIAS")
+
+    @property
+    def REDIS_KEY_PREFIX(self) -> str:
+        return _get("SNOWID_REDIS_KEY_PREFIX")
+
+    # ------------------------------------------------------- order numbers
+    @property
+    def ORDER_BACKEND(self) -> str:
+        return _get("SNOWID_ORDER_BACKEND")
+
+    def order_format_default(self, name: str) -> Any:
+        """``packing``, ``sequence_bits``, ... : the default of one format option."""
+        return _get(f"SNOWID_ORDER_{name.upper()}")
+
+    @property
+    def ORDER_ALLOW_DST(self) -> bool:
+        return _get("SNOWID_ORDER_ALLOW_DST")
+
+    @property
+    def ORDER_WHEN_FULL(self) -> str:
+        return _get("SNOWID_ORDER_WHEN_FULL")
+
+    @property
+    def ORDER_MAX_WAIT_MS(self) -> float:
+        return _get("SNOWID_ORDER_MAX_WAIT_MS")
+
+    @property
+    def ORDER_MAX_BACKWARDS_S(self) -> int:
+        return _get("SNOWID_ORDER_MAX_BACKWARDS_S")
+
+    @property
+    def ORDER_RANDOM_START(self) -> int:
+        return _get("SNOWID_ORDER_RANDOM_START")
+
+    @property
+    def ORDER_INSERT_RETRIES(self) -> int:
+        return _get("SNOWID_ORDER_INSERT_RETRIES")
+
+
+conf = SnowidSettings()

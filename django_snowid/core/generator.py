@@ -1,0 +1,205 @@
+"""The Snowflake generator: a state machine over (last tick, sequence) with an injected clock.
+
+Speed comes from composing a whole tick's ids at once. When the generator enters a
+tick it builds ``iter(range(first_id, first_id + 2**sequence_bits))``: every id of
+that tick for this worker, already composed. ``next_id()`` then costs one clock read,
+one comparison and one ``next()`` on that iterator. In CPython ``next()`` on a range
+iterator is a single C call that does not release the GIL, so two threads can never
+receive the same id; the lock is taken only to enter a new tick (about once a
+millisecond), on a clock that moved backwards, and in the bulk path.
+
+Ids never go stale: the fast path only serves while the clock is inside the tick the
+iterator belongs to, so an id's time part is the tick current when it was handed out.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import weakref
+from collections.abc import Callable, Mapping
+from itertools import islice
+from typing import Final
+
+from ..exceptions import ClockMovedBackwards, GeneratorForked, TimeBitsExhausted
+from .layout import Layout
+
+__all__ = ["Clock", "SnowflakeGenerator"]
+
+#: Returns nanoseconds since the Unix epoch, like :func:`time.time_ns`.
+Clock = Callable[[], int]
+
+_EMPTY: Final = iter(())
+# Waits shorter than this are spun (sleep(0) yields the GIL); longer ones sleep, minus
+# this margin, so the generator is ready at the start of the next tick.
+_SPIN_NS: Final = 1_000_000
+
+_live_generators: weakref.WeakSet[SnowflakeGenerator] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    # A child must never continue its parent's tick: empty every buffer so the next
+    # call takes the slow path, which sees the new pid and refuses.
+    for generator in list(_live_generators):
+        generator._drop_buffer()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+class SnowflakeGenerator:
+    """Issues strictly increasing ids for one worker (one node value) of one layout.
+
+    Create one per process and worker id, and share it between threads. A generator
+    used in a forked child raises :class:`GeneratorForked`: create a new one there
+    (with its own worker id).
+
+    ``clock`` returns nanoseconds since the Unix epoch; ``sleep`` takes seconds. Both
+    are injectable so that tests can move time at will.
+    ``backwards_tolerance_ms``: a clock behind the last tick by at most this much is
+    waited out; further behind, :class:`ClockMovedBackwards` is raised.
+    ``last_tick``: ticks up to this one were used by a previous holder of the worker id.
+    ``guard`` is called before each new tick is entered (about once a millisecond); it
+    raises to stop the generator, e.g. when the worker-id lease is no longer held.
+    """
+
+    def __init__(
+        self,
+        layout: Layout,
+        worker: int | Mapping[str, int] = 0,
+        *,
+        clock: Clock = time.time_ns,
+        sleep: Callable[[float], None] = time.sleep,
+        backwards_tolerance_ms: float = 5.0,
+        last_tick: int = -1,
+        guard: Callable[[], None] | None = None,
+    ) -> None:
+        self.layout = layout
+        self.node = layout.node_value(worker)
+        self.backwards_tolerance_ms = backwards_tolerance_ms
+        self._clock = clock
+        self._sleep = sleep
+        self._tolerance_ns = int(backwards_tolerance_ms * 1_000_000)
+        self._epoch_ns = layout.epoch_ns
+        self._unit_ns = layout.unit_ns
+        self._per_tick = layout.max_sequence + 1
+        self._node_bits = self.node << layout.sequence_bits
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+        self._guard = guard
+        # The last tick ids were taken from; ``last_tick`` lets a caller resume after a
+        # restart without reissuing ticks a previous holder of this worker id used.
+        self.last_tick = last_tick
+        self._ids = _EMPTY
+        self._tick_start_ns = 0
+        self._tick_end_ns = 0  # the fast path is closed until the first tick is entered
+        _live_generators.add(self)
+
+    # ------------------------------------------------------------------ public
+    def next_id(self) -> int:
+        """Return the next id. Thread-safe; strictly greater than every id before it."""
+        now = self._clock()
+        if self._tick_start_ns <= now < self._tick_end_ns:
+            try:
+                return next(self._ids)
+            except StopIteration:
+                pass
+        return self._next_id_locked()
+
+    __next__ = next_id
+
+    def __iter__(self) -> SnowflakeGenerator:
+        return self
+
+    def next_ids(self, count: int) -> list[int]:
+        """Return ``count`` increasing ids at once (the path for ``bulk_create``)."""
+        if count < 0:
+            raise ValueError(f"count must be >= 0, not {count}.")
+        ids: list[int] = []
+        with self._lock:
+            while len(ids) < count:
+                self._enter_current_tick()
+                ids.extend(islice(self._ids, count - len(ids)))
+        return ids
+
+    # ----------------------------------------------------------------- internal
+    def _next_id_locked(self) -> int:
+        with self._lock:
+            while True:
+                self._enter_current_tick()
+                try:
+                    return next(self._ids)
+                except StopIteration:
+                    continue  # another thread emptied the tick meanwhile
+
+    def _enter_current_tick(self) -> None:
+        """Make ``self._ids`` serve the current tick, waiting or raising as needed.
+
+        Returns with at least one id left in the current tick's iterator, as far as
+        this thread can tell (the fast path of other threads may still drain it).
+        Called with the lock held.
+        """
+        if os.getpid() != self._pid:
+            raise GeneratorForked(
+                f"This Snowflake generator (worker node {self.node}) was created in process "
+                f"{self._pid} and used in its forked child {os.getpid()}; the child would repeat "
+                "the parent's ids. Create generators after the fork, each with its own worker id."
+            )
+        while True:
+            now = self._clock()
+            if self._tick_start_ns <= now < self._tick_end_ns:
+                if self._ids.__length_hint__() > 0:
+                    return
+                self._wait_until(self._tick_end_ns)  # sequence used up: next tick
+                continue
+            tick = (now - self._epoch_ns) // self._unit_ns
+            if tick > self.last_tick:
+                self._start_tick(tick)
+                return
+            # This tick (or an earlier one) was used already: by us before the clock
+            # stepped back, or by a previous holder of this worker id (``last_tick``).
+            last_start_ns = self._epoch_ns + self.last_tick * self._unit_ns
+            behind_ns = last_start_ns - now
+            if behind_ns > self._tolerance_ns:
+                raise ClockMovedBackwards(
+                    behind_ms=behind_ns / 1_000_000,
+                    tolerance_ms=self.backwards_tolerance_ms,
+                )
+            self._wait_until(last_start_ns + self._unit_ns)
+
+    def _start_tick(self, tick: int) -> None:
+        if self._guard is not None:
+            self._guard()
+        if tick > self.layout.max_tick:
+            raise TimeBitsExhausted(
+                f"The time bits of layout {self.layout.name!r} ran out at "
+                f"{self.layout.exhausted_at.isoformat()}; no id can be issued. Move to a "
+                "layout with a later epoch or more time bits."
+            )
+        if tick < 0:
+            raise TimeBitsExhausted(
+                f"The clock is before the epoch {self.layout.epoch.isoformat()} of layout "
+                f"{self.layout.name!r}; no id can be issued."
+            )
+        first = (tick << self.layout.time_shift) | self._node_bits
+        start_ns = self._epoch_ns + tick * self._unit_ns
+        # Publish the iterator before the bounds: a thread of the fast path that reads
+        # the old bounds with the new iterator still gets a fresh, unique id.
+        self._ids = iter(range(first, first + self._per_tick))
+        self._tick_start_ns = start_ns
+        self._tick_end_ns = start_ns + self._unit_ns
+        self.last_tick = tick
+
+    def _wait_until(self, target_ns: int) -> None:
+        while True:
+            remaining = target_ns - self._clock()
+            if remaining <= 0:
+                return
+            self._sleep((remaining - _SPIN_NS) / 1e9 if remaining > 2 * _SPIN_NS else 0)
+
+    def _drop_buffer(self) -> None:
+        self._ids = _EMPTY
+        self._tick_end_ns = 0
+        self._tick_start_ns = 0

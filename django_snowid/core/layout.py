@@ -1,0 +1,388 @@
+"""Bit layouts of Snowflake ids: compose, decode, limits.
+
+A layout splits a 63-bit non-negative integer (the sign bit stays 0 so that ids fit
+a signed BIGINT and sort correctly in SQL) into, from the most significant end:
+
+    time (ticks since the epoch) | node part 1 | node part 2 | ... | sequence
+
+Pure Python: no Django, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from ..exceptions import InvalidId, LayoutError
+
+__all__ = [
+    "DEFAULT_EPOCH",
+    "PRESETS",
+    "DecodedId",
+    "Layout",
+    "NodePart",
+    "layout_from_spec",
+    "parse_epoch",
+]
+
+UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+#: 2020-01-01T00:00:00Z: 41 bits of milliseconds from here last until 2089-09-06.
+DEFAULT_EPOCH = datetime(2020, 1, 1, tzinfo=timezone.utc)
+MAX_BITS = 63
+_ONE_MICROSECOND = timedelta(microseconds=1)
+
+
+def parse_epoch(value: datetime | str) -> datetime:
+    """Return ``value`` as an aware UTC datetime.
+
+    Naive datetimes are refused: an epoch read in local time is off by the zone's
+    offset, and every decoded time with it.
+    """
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise LayoutError(
+                f"{value!r} is not an ISO 8601 date-time (e.g. '2020-01-01T00:00:00Z')."
+            ) from None
+    if not isinstance(value, datetime):
+        raise LayoutError(f"The epoch must be an aware datetime or an ISO string, not {value!r}.")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise LayoutError(
+            f"The epoch {value.isoformat()} has no time zone; give it as an aware UTC "
+            "instant (e.g. '2020-01-01T00:00:00Z')."
+        )
+    return value.astimezone(timezone.utc)
+
+
+@dataclass(frozen=True)
+class NodePart:
+    """One named part of the node field, e.g. ``datacenter`` of 5 bits."""
+
+    name: str
+    bits: int
+
+    @property
+    def max_value(self) -> int:
+        return (1 << self.bits) - 1
+
+
+@dataclass(frozen=True)
+class DecodedId:
+    """The parts of one id under one layout."""
+
+    value: int
+    tick: int
+    time: datetime
+    node: int
+    parts: dict[str, int]
+    sequence: int
+    layout: Layout = field(repr=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-safe mapping. The id is a string: JSON readers parse numbers as doubles."""
+        return {
+            "id": str(self.value),
+            "layout": self.layout.name,
+            "time": self.time.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "tick": self.tick,
+            "node": self.node,
+            "parts": dict(self.parts),
+            "sequence": self.sequence,
+        }
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How the 63 usable bits of an id are split.
+
+    ``node_parts`` are listed from the most significant to the least significant.
+    """
+
+    time_bits: int
+    node_parts: tuple[NodePart, ...]
+    sequence_bits: int
+    epoch: datetime = DEFAULT_EPOCH
+    time_unit_ms: int = 1
+    name: str = field(default="custom", compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epoch", parse_epoch(self.epoch))
+        object.__setattr__(self, "node_parts", tuple(self.node_parts))
+        for label, bits, lowest in (
+            ("time_bits", self.time_bits, 1),
+            ("sequence_bits", self.sequence_bits, 0),
+            ("time_unit_ms", self.time_unit_ms, 1),
+        ):
+            if not isinstance(bits, int) or isinstance(bits, bool) or bits < lowest:
+                raise LayoutError(f"{label} must be an integer >= {lowest}, not {bits!r}.")
+        seen: set[str] = set()
+        for part in self.node_parts:
+            if not isinstance(part, NodePart):
+                raise LayoutError(f"Node parts must be NodePart instances, not {part!r}.")
+            if not part.name.isidentifier() or part.name in seen:
+                raise LayoutError(f"Node part name {part.name!r} is not a unique identifier.")
+            if not isinstance(part.bits, int) or isinstance(part.bits, bool) or part.bits < 1:
+                raise LayoutError(
+                    f"Node part {part.name!r} needs at least 1 bit, not {part.bits!r}."
+                )
+            seen.add(part.name)
+        if self.total_bits > MAX_BITS:
+            raise LayoutError(
+                f"The layout {self.describe()} needs {self.total_bits} bits; at most "
+                f"{MAX_BITS} fit (the sign bit of a BIGINT stays 0)."
+            )
+        try:
+            self.exhausted_at  # noqa: B018  (every tick must decode to a datetime)
+        except OverflowError:
+            raise LayoutError(
+                f"The time bits of layout {self.describe()} reach past the year 9999; "
+                "use fewer time bits or a shorter time unit."
+            ) from None
+
+    # ----------------------------------------------------------------- sizes
+    @property
+    def node_bits(self) -> int:
+        return sum(part.bits for part in self.node_parts)
+
+    @property
+    def total_bits(self) -> int:
+        return self.time_bits + self.node_bits + self.sequence_bits
+
+    @property
+    def time_shift(self) -> int:
+        return self.node_bits + self.sequence_bits
+
+    @property
+    def max_sequence(self) -> int:
+        return (1 << self.sequence_bits) - 1
+
+    @property
+    def max_node(self) -> int:
+        return (1 << self.node_bits) - 1
+
+    @property
+    def max_tick(self) -> int:
+        return (1 << self.time_bits) - 1
+
+    @property
+    def max_id(self) -> int:
+        return (1 << self.total_bits) - 1
+
+    @property
+    def epoch_ns(self) -> int:
+        return (self.epoch - UNIX_EPOCH) // _ONE_MICROSECOND * 1000
+
+    @property
+    def unit_ns(self) -> int:
+        return self.time_unit_ms * 1_000_000
+
+    @property
+    def ids_per_second(self) -> int:
+        """The most ids one worker can issue in a second."""
+        return (self.max_sequence + 1) * 1000 // self.time_unit_ms
+
+    @property
+    def exhausted_at(self) -> datetime:
+        """The first instant the time bits cannot represent."""
+        return self.epoch + timedelta(milliseconds=(self.max_tick + 1) * self.time_unit_ms)
+
+    def describe(self) -> str:
+        unit = f"{self.time_unit_ms} ms"
+        nodes = "".join(f" | {p.name} {p.bits}" for p in self.node_parts)
+        return f"time {self.time_bits} ({unit}){nodes} | sequence {self.sequence_bits}"
+
+    # ------------------------------------------------------------------ time
+    def tick_at(self, moment: datetime) -> int:
+        """The tick (time units since the epoch) that contains ``moment``."""
+        if moment.tzinfo is None:
+            raise LayoutError(f"{moment.isoformat()} is naive; give an aware datetime.")
+        return (moment - self.epoch) // timedelta(milliseconds=self.time_unit_ms)
+
+    def time_of_tick(self, tick: int) -> datetime:
+        return self.epoch + timedelta(milliseconds=tick * self.time_unit_ms)
+
+    def min_id_at(self, moment: datetime) -> int:
+        """The smallest id any worker can issue in the tick containing ``moment``.
+
+        ``Model.objects.filter(pk__gte=layout.min_id_at(start), pk__lt=layout.min_id_at(end))``
+        selects rows created in ``[start, end)`` through the primary-key index.
+        Moments before the epoch or past the time bits clamp to the id range.
+        """
+        tick = min(max(self.tick_at(moment), 0), self.max_tick + 1)
+        return min(tick << self.time_shift, self.max_id + 1)
+
+    def max_id_at(self, moment: datetime) -> int:
+        """The largest id any worker can issue in the tick containing ``moment``."""
+        return self.min_id_at(moment + timedelta(milliseconds=self.time_unit_ms)) - 1
+
+    # ----------------------------------------------------------------- nodes
+    def node_value(self, worker: int | Mapping[str, int]) -> int:
+        """The node field for a worker given as one integer or as its named parts."""
+        if isinstance(worker, Mapping):
+            names = [p.name for p in self.node_parts]
+            unknown = sorted(set(worker) - set(names))
+            missing = [n for n in names if n not in worker]
+            if unknown or missing:
+                raise LayoutError(
+                    f"Worker id {dict(worker)!r} must name exactly the node parts {names} "
+                    f"of layout {self.name!r} (unknown: {unknown}, missing: {missing})."
+                )
+            node = 0
+            for part in self.node_parts:
+                value = worker[part.name]
+                if not isinstance(value, int) or isinstance(value, bool):
+                    raise LayoutError(f"Node part {part.name!r} must be an integer, not {value!r}.")
+                if not 0 <= value <= part.max_value:
+                    raise LayoutError(
+                        f"Node part {part.name!r}={value} is out of range 0..{part.max_value} "
+                        f"({part.bits} bits) in layout {self.name!r}."
+                    )
+                node = (node << part.bits) | value
+            return node
+        if not isinstance(worker, int) or isinstance(worker, bool):
+            raise LayoutError(f"A worker id must be an integer or a mapping, not {worker!r}.")
+        if not 0 <= worker <= self.max_node:
+            raise LayoutError(
+                f"Worker id {worker} is out of range 0..{self.max_node} "
+                f"({self.node_bits} node bits) in layout {self.name!r}."
+            )
+        return worker
+
+    def split_node(self, node: int) -> dict[str, int]:
+        parts: dict[str, int] = {}
+        for part in reversed(self.node_parts):
+            parts[part.name] = node & part.max_value
+            node >>= part.bits
+        return dict(reversed(parts.items()))
+
+    # ------------------------------------------------------ compose / decode
+    def compose(self, tick: int, node: int, sequence: int) -> int:
+        if not 0 <= tick <= self.max_tick:
+            raise LayoutError(f"Tick {tick} is out of range 0..{self.max_tick}.")
+        if not 0 <= node <= self.max_node:
+            raise LayoutError(f"Node {node} is out of range 0..{self.max_node}.")
+        if not 0 <= sequence <= self.max_sequence:
+            raise LayoutError(f"Sequence {sequence} is out of range 0..{self.max_sequence}.")
+        return (tick << self.time_shift) | (node << self.sequence_bits) | sequence
+
+    def check_id(self, value: object) -> int:
+        """Return ``value`` as an int id of this layout, or raise :class:`InvalidId`.
+
+        Accepts ints and strings of ASCII digits (other scripts' digits are refused:
+        ``int()`` would read them, and a log line rarely means them).
+        """
+        if isinstance(value, str):
+            text = value.strip()
+            if not (text.isascii() and text.isdigit()):
+                raise InvalidId(
+                    f"{value!r} is not an id: expected an integer in 0..{self.max_id} "
+                    f"(layout {self.name!r})."
+                )
+            value = int(text)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise InvalidId(f"{value!r} is not an id: expected an integer in 0..{self.max_id}.")
+        if not 0 <= value <= self.max_id:
+            raise InvalidId(
+                f"{value} is out of range for layout {self.name!r}: valid ids are "
+                f"0..{self.max_id} ({self.total_bits} bits)."
+            )
+        return value
+
+    def decode(self, value: int | str) -> DecodedId:
+        number = self.check_id(value)
+        sequence = number & self.max_sequence
+        node = (number >> self.sequence_bits) & self.max_node
+        tick = number >> self.time_shift
+        return DecodedId(
+            value=number,
+            tick=tick,
+            time=self.time_of_tick(tick),
+            node=node,
+            parts=self.split_node(node),
+            sequence=sequence,
+            layout=self,
+        )
+
+
+def _parts(spec: Iterable[Any] | Mapping[str, int]) -> tuple[NodePart, ...]:
+    items = spec.items() if isinstance(spec, Mapping) else spec
+    parts = []
+    for item in items:
+        try:
+            name, bits = item
+        except (TypeError, ValueError):
+            raise LayoutError(f"A node part is a (name, bits) pair, not {item!r}.") from None
+        parts.append(NodePart(str(name), bits))
+    return tuple(parts)
+
+
+def _preset(name: str, time_bits: int, nodes: dict[str, int], seq: int, unit: int = 1) -> Layout:
+    return Layout(time_bits, _parts(nodes), seq, time_unit_ms=unit, name=name)
+
+
+#: Ready-made layouts, by name. All use the default epoch unless one is given.
+PRESETS: dict[str, Layout] = {
+    # Twitter's 41/10/12 with the ten node bits as one worker id (1,024 workers).
+    "classic": _preset("classic", 41, {"worker": 10}, 12),
+    # The same bits, split into 32 datacenters x 32 machines.
+    "datacenter": _preset("datacenter", 41, {"datacenter": 5, "machine": 5}, 12),
+    # 32 servers x 32 business lines.
+    "server-business": _preset("server-business", 41, {"server": 5, "business": 5}, 12),
+    # Sonyflake-like: 10 ms ticks, 16-bit machine id, 256 ids a tick (39+16+8 = 63).
+    "sonyflake": _preset("sonyflake", 39, {"machine": 16}, 8, unit=10),
+    # Fits a JavaScript number (at most 2**53 - 1): 32 workers, 128 ids a millisecond.
+    "js53": _preset("js53", 41, {"worker": 5}, 7),
+}
+
+_SPEC_KEYS = {"time_bits", "node", "sequence_bits", "time_unit_ms", "epoch", "preset"}
+
+
+def layout_from_spec(
+    spec: str | Mapping[str, Any] | Layout, *, epoch: datetime | str | None = None, name: str = ""
+) -> Layout:
+    """Build a layout from a preset name, a mapping or a :class:`Layout`.
+
+    A mapping takes ``time_bits``, ``node`` (``{"datacenter": 5, "machine": 5}`` or a
+    list of pairs), ``sequence_bits``, ``time_unit_ms`` (default 1), ``epoch`` and
+    ``preset`` (start from a preset and override some keys). ``epoch`` given here is
+    used where the spec names none.
+    """
+    if isinstance(spec, Layout):
+        # A Layout object carries its own epoch; only its name may change.
+        return replace(spec, name=name) if name else spec
+    values: dict[str, Any] = {}
+    base: Layout | None
+    if isinstance(spec, str):
+        if spec not in PRESETS:
+            raise LayoutError(f"Unknown layout preset {spec!r}; presets are {sorted(PRESETS)}.")
+        base = PRESETS[spec]
+    elif isinstance(spec, Mapping):
+        unknown = sorted(set(spec) - _SPEC_KEYS)
+        if unknown:
+            raise LayoutError(
+                f"Unknown layout keys {unknown}; expected some of {sorted(_SPEC_KEYS)}."
+            )
+        preset = spec.get("preset")
+        if preset is not None and preset not in PRESETS:
+            raise LayoutError(f"Unknown layout preset {preset!r}; presets are {sorted(PRESETS)}.")
+        base = PRESETS[preset] if preset else None
+        values = dict(spec)
+        if base is None:
+            missing = [k for k in ("time_bits", "node", "sequence_bits") if k not in spec]
+            if missing:
+                raise LayoutError(f"The layout {dict(spec)!r} lacks {missing}.")
+    else:
+        raise LayoutError(f"A layout is a preset name or a mapping, not {spec!r}.")
+
+    chosen_epoch = values.get("epoch", epoch if epoch is not None else base.epoch if base else None)
+    return Layout(
+        time_bits=values.get("time_bits", base.time_bits if base else 0),
+        node_parts=_parts(values["node"]) if "node" in values or base is None else base.node_parts,
+        sequence_bits=values.get("sequence_bits", base.sequence_bits if base else 0),
+        epoch=chosen_epoch if chosen_epoch is not None else DEFAULT_EPOCH,
+        time_unit_ms=values.get("time_unit_ms", base.time_unit_ms if base else 1),
+        name=name or (base.name if base is not None and not values else "custom"),
+    )

@@ -1,0 +1,257 @@
+"""Order-number formats: ``yyMMddHHmmss`` + a per-second sequence + the user's shard.
+
+Two packings of the same three parts:
+
+- binary (default): ``(stem << (seq_bits + shard_bits)) | (seq << shard_bits) | shard``,
+  so ``number % 2**shard_bits == uid % 2**shard_bits``;
+- decimal: the digits read as the date, ``stem * 10**(seq_digits + shard_digits) +
+  seq * 10**shard_digits + shard``, so ``number % 10**shard_digits == uid % 10**shard_digits``.
+
+The stem is the 24-hour clock (``HH``, never ``hh``: 01:00 and 13:00 would collide) in
+one fixed zone. Stores keep the per-second state as a "local second": Unix seconds plus
+the zone's UTC offset, i.e. seconds since 1970-01-01 00:00 on that zone's wall clock. The
+stem is a pure function of it, and both grow together, so comparing (local second,
+sequence) pairs compares numbers.
+
+Pure Python: no Django, no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from ..exceptions import InvalidId, LayoutError
+
+__all__ = ["DecodedOrderNumber", "OrderNumberFormat", "zone_has_dst"]
+
+Packing = Literal["binary", "decimal"]
+MAX_INT64 = 2**63 - 1
+STEM_BITS = 40  # 991231235959 < 2**40
+STEM_DIGITS = 12
+#: The configured widths must hold numbers until the end of this year (a system check).
+MUST_FIT_UNTIL_YEAR = 2090
+_UTC = timezone.utc
+_LOCAL_EPOCH = datetime(1970, 1, 1)
+
+
+def zone_has_dst(zone: str) -> bool:
+    """Whether ``zone``'s UTC offset changes over a year (and so its wall clock repeats)."""
+    info = ZoneInfo(zone)
+    year = datetime.now(_UTC).year
+    offsets = {
+        datetime(year, month, 15, tzinfo=_UTC).astimezone(info).utcoffset()
+        for month in range(1, 13)
+    }
+    return len(offsets) > 1
+
+
+@dataclass(frozen=True)
+class DecodedOrderNumber:
+    value: int
+    stem: int
+    local_time: datetime  # aware, in the format's zone
+    sequence: int
+    shard: int
+    format: OrderNumberFormat
+
+    @property
+    def time(self) -> datetime:
+        """The second the number was issued, as an aware UTC datetime."""
+        return self.local_time.astimezone(_UTC)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "number": str(self.value),
+            "kind": "order-number",
+            "packing": self.format.packing,
+            "stem": f"{self.stem:012d}",
+            "time": self.local_time.isoformat(),
+            "sequence": self.sequence,
+            "shard": self.shard,
+        }
+
+
+@dataclass(frozen=True)
+class OrderNumberFormat:
+    packing: Packing = "binary"
+    sequence_bits: int = 14
+    shard_bits: int = 4
+    sequence_digits: int = 5
+    shard_digits: int = 2
+    zone: str = "UTC"
+
+    def __post_init__(self) -> None:
+        if self.packing not in ("binary", "decimal"):
+            raise LayoutError(f"packing must be 'binary' or 'decimal', not {self.packing!r}.")
+        for name in ("sequence_bits", "shard_bits", "sequence_digits", "shard_digits"):
+            value = getattr(self, name)
+            lowest = 1 if name.startswith("sequence") else 0
+            if not isinstance(value, int) or isinstance(value, bool) or value < lowest:
+                raise LayoutError(f"{name} must be an integer >= {lowest}, not {value!r}.")
+        try:
+            ZoneInfo(self.zone)
+        except (ZoneInfoNotFoundError, ValueError, TypeError):
+            raise LayoutError(f"Unknown time zone {self.zone!r}.") from None
+        if self.packing == "binary":
+            bits = STEM_BITS + self.sequence_bits + self.shard_bits
+            if bits > 63:
+                raise LayoutError(
+                    f"A binary order number needs {STEM_BITS} stem bits + {self.sequence_bits} "
+                    f"sequence bits + {self.shard_bits} shard bits = {bits} bits; at most 63 fit."
+                )
+        else:
+            digits = STEM_DIGITS + self.sequence_digits + self.shard_digits
+            if digits > 19:
+                raise LayoutError(
+                    f"A decimal order number of {STEM_DIGITS} + {self.sequence_digits} + "
+                    f"{self.shard_digits} = {digits} digits does not fit 19 digits."
+                )
+            last_stem = (MUST_FIT_UNTIL_YEAR % 100) * 10**10 + 1231235959
+            largest = self._pack(last_stem, self.max_sequence, self.shard_count - 1)
+            if largest > MAX_INT64:
+                raise LayoutError(
+                    f"A decimal order number with {self.sequence_digits} sequence digits and "
+                    f"{self.shard_digits} shard digits overflows a signed 64-bit integer before "
+                    f"the end of {MUST_FIT_UNTIL_YEAR} ({largest} > {MAX_INT64})."
+                )
+
+    # ----------------------------------------------------------------- sizes
+    @property
+    def max_sequence(self) -> int:
+        """The per-second cap: sequences run from 1 to this."""
+        if self.packing == "binary":
+            return (1 << self.sequence_bits) - 1
+        return 10**self.sequence_digits - 1
+
+    @property
+    def shard_count(self) -> int:
+        return 1 << self.shard_bits if self.packing == "binary" else 10**self.shard_digits
+
+    @property
+    def _seq_factor(self) -> int:
+        return 1 << self.shard_bits if self.packing == "binary" else 10**self.shard_digits
+
+    @property
+    def _stem_factor(self) -> int:
+        if self.packing == "binary":
+            return 1 << (self.sequence_bits + self.shard_bits)
+        return 10 ** (self.sequence_digits + self.shard_digits)
+
+    @property
+    def tzinfo(self) -> ZoneInfo:
+        return ZoneInfo(self.zone)
+
+    def describe(self) -> str:
+        if self.packing == "binary":
+            return (
+                f"binary: yyMMddHHmmss ({self.zone}) << {self.sequence_bits + self.shard_bits} | "
+                f"sequence {self.sequence_bits} bits | shard {self.shard_bits} bits"
+            )
+        return (
+            f"decimal: yyMMddHHmmss ({self.zone}) + {self.sequence_digits} sequence digits + "
+            f"{self.shard_digits} shard digits"
+        )
+
+    # ------------------------------------------------------------------ time
+    def local_second(self, moment: datetime) -> int:
+        """Seconds since 1970-01-01 00:00 on the format's wall clock."""
+        if moment.tzinfo is None:
+            raise LayoutError(f"{moment.isoformat()} is naive; give an aware datetime.")
+        wall = moment.astimezone(self.tzinfo).replace(tzinfo=None)
+        return (wall - _LOCAL_EPOCH) // timedelta(seconds=1)
+
+    def utc_offset_at(self, unix_second: float) -> int:
+        """The zone's UTC offset in seconds at ``unix_second``."""
+        offset = datetime.fromtimestamp(unix_second, self.tzinfo).utcoffset()
+        return int(offset.total_seconds()) if offset is not None else 0
+
+    @staticmethod
+    def stem_of_local_second(local_second: int) -> int:
+        wall = _LOCAL_EPOCH + timedelta(seconds=local_second)
+        return (
+            (wall.year % 100) * 10**10
+            + wall.month * 10**8
+            + wall.day * 10**6
+            + wall.hour * 10**4
+            + wall.minute * 100
+            + wall.second
+        )
+
+    def stem_at(self, moment: datetime) -> int:
+        return self.stem_of_local_second(self.local_second(moment))
+
+    # ------------------------------------------------------ compose / decode
+    def shard_of_user(self, uid: int) -> int:
+        """The shard value a user id puts in the low bits (digits) of its numbers."""
+        return uid % self.shard_count
+
+    def _pack(self, stem: int, sequence: int, shard: int) -> int:
+        return stem * self._stem_factor + sequence * self._seq_factor + shard
+
+    def compose(self, local_second: int, sequence: int, shard: int = 0) -> int:
+        if not 1 <= sequence <= self.max_sequence:
+            raise LayoutError(f"Sequence {sequence} is out of range 1..{self.max_sequence}.")
+        if not 0 <= shard < self.shard_count:
+            raise LayoutError(f"Shard {shard} is out of range 0..{self.shard_count - 1}.")
+        return self._pack(self.stem_of_local_second(local_second), sequence, shard)
+
+    def check_number(self, value: object) -> int:
+        if isinstance(value, str):
+            text = value.strip()
+            if not (text.isascii() and text.isdigit()):
+                raise InvalidId(f"{value!r} is not an order number: expected digits 0-9.")
+            value = int(text)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise InvalidId(f"{value!r} is not an order number: expected an integer.")
+        if not 0 < value <= MAX_INT64:
+            raise InvalidId(f"{value} is out of range: order numbers are 1..{MAX_INT64}.")
+        return value
+
+    def split(self, number: int) -> tuple[int, int, int]:
+        """(stem, sequence, shard) of ``number``, without validating the stem."""
+        number = self.check_number(number)
+        stem, rest = divmod(number, self._stem_factor)
+        sequence, shard = divmod(rest, self._seq_factor)
+        return stem, sequence, shard
+
+    def local_second_of_stem(self, stem: int) -> int:
+        """Inverse of :meth:`stem_of_local_second` (years 2000-2099)."""
+        wall = self._wall_of_stem(stem)
+        return (wall - _LOCAL_EPOCH) // timedelta(seconds=1)
+
+    def _wall_of_stem(self, stem: int) -> datetime:
+        yy, rest = divmod(stem, 10**10)
+        mo, rest = divmod(rest, 10**8)
+        dd, rest = divmod(rest, 10**6)
+        hh, rest = divmod(rest, 10**4)
+        mi, ss = divmod(rest, 100)
+        try:
+            return datetime(2000 + yy, mo, dd, hh, mi, ss)
+        except ValueError:
+            raise InvalidId(
+                f"{stem:012d} is not a yyMMddHHmmss date-time: not an order number of this "
+                f"format ({self.describe()})."
+            ) from None
+
+    def decode(self, number: int | str) -> DecodedOrderNumber:
+        value = self.check_number(number)
+        stem, sequence, shard = self.split(value)
+        wall = self._wall_of_stem(stem)
+        if not 1 <= sequence <= self.max_sequence:
+            raise InvalidId(f"{value} has sequence {sequence}: not an order number of this format.")
+        return DecodedOrderNumber(
+            value=value,
+            stem=stem,
+            local_time=wall.replace(tzinfo=self.tzinfo),
+            sequence=sequence,
+            shard=shard,
+            format=self,
+        )
+
+    def position(self, number: int) -> tuple[int, int]:
+        """(local second, sequence): what a store compares to keep numbers increasing."""
+        stem, sequence, _ = self.split(number)
+        return self.local_second_of_stem(stem), sequence

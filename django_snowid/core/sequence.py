@@ -1,0 +1,75 @@
+"""The per-stream state machine of order numbers, shared by every store.
+
+A stream's state is the position of its last issued number: ``(local_second, sequence)``
+(see :mod:`.orderformat`). Reserving ``count`` numbers at wall-clock second ``now``:
+
+- a new second (``now > last second``) restarts the sequence at ``first_sequence``
+  (1, or 1 + a random offset so that numbers do not reveal the shop's volume);
+- the same second continues the sequence, up to the cap;
+- a clock behind the last second (rollback, or the repeated hour of a fall-back) keeps
+  issuing from the last second, as long as it is at most ``max_lead`` seconds ahead
+  of the clock; when that second is full it moves on to the next one within the same
+  bound. Beyond the bound nothing is issued.
+
+The Redis store runs the same steps in Lua (:mod:`django_snowid.ordernumbers.redis_store`);
+the database store calls :func:`reserve` under a row lock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["ClockBehind", "Reserved", "SecondFull", "reserve"]
+
+
+@dataclass(frozen=True)
+class Reserved:
+    local_second: int
+    first_sequence: int
+    count: int
+
+
+@dataclass(frozen=True)
+class SecondFull:
+    """The current second has no sequence left: try again in ``wait_ms``."""
+
+    wait_ms: int
+
+
+@dataclass(frozen=True)
+class ClockBehind:
+    """The clock is behind the stream's last second by more than the bound."""
+
+    seconds: int
+
+
+Outcome = Reserved | SecondFull | ClockBehind
+
+
+def reserve(
+    last: tuple[int, int],
+    now: int,
+    now_ms: int,
+    *,
+    cap: int,
+    count: int,
+    first_sequence: int,
+    max_lead: int,
+) -> tuple[tuple[int, int], Outcome]:
+    """Return the new state and what was reserved (at most ``count`` numbers).
+
+    ``now`` is the local second, ``now_ms`` the milliseconds into it.
+    """
+    second, sequence = last
+    if now > second:
+        second, sequence = now, first_sequence - 1
+    elif second - now > max_lead:
+        return last, ClockBehind(second - now)
+    if sequence >= cap:
+        if now < second < now + max_lead:
+            # Behind the clock already: move on to the next second, still within the bound.
+            second, sequence = second + 1, first_sequence - 1
+        else:
+            return last, SecondFull((second - now) * 1000 + (1000 - now_ms))
+    granted = min(count, cap - sequence)
+    return (second, sequence + granted), Reserved(second, sequence + 1, granted)

@@ -1,0 +1,89 @@
+"""Exceptions raised by django-snowid.
+
+Every refusal to issue an id has a class of its own, so that callers can tell a
+misconfiguration from a transient condition (a clock that stepped back) without
+parsing messages. All of them derive from :class:`SnowidError`.
+"""
+
+from __future__ import annotations
+
+
+class SnowidError(Exception):
+    """Base class of every exception raised by django-snowid."""
+
+
+class LayoutError(SnowidError, ValueError):
+    """A layout or a worker id does not describe a valid 63-bit id."""
+
+
+class InvalidId(SnowidError, ValueError):
+    """A value given to ``decode()`` is not an id of the layout (wrong type or out of range)."""
+
+
+class ClockMovedBackwards(SnowidError):
+    """The clock is behind the last tick issued by more than the configured tolerance.
+
+    Issuing now would repeat timestamps (and so ids) of this worker; the generator
+    refuses instead. It recovers by itself once the clock has caught up.
+    """
+
+    def __init__(self, *, behind_ms: float, tolerance_ms: float) -> None:
+        self.behind_ms = behind_ms
+        self.tolerance_ms = tolerance_ms
+        super().__init__(
+            f"The clock moved backwards by {behind_ms:.3f} ms, more than the "
+            f"{tolerance_ms:g} ms this generator waits out "
+            "(SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS). No id was issued: ids issued now "
+            "could repeat earlier ones. Check NTP (use slewing, not stepping)."
+        )
+
+
+class TimeBitsExhausted(SnowidError):
+    """The clock is past the last instant the layout's time bits can represent."""
+
+
+class GeneratorForked(SnowidError):
+    """A generator created in a parent process was used in a forked child.
+
+    The child would continue the parent's worker id and sequence and repeat its ids.
+    """
+
+
+class WorkerIdError(SnowidError):
+    """No safe worker id could be determined for this process."""
+
+
+class StaticWorkerIdAfterFork(WorkerIdError):
+    """A forked child would share its parent's fixed worker id."""
+
+
+class OrderNumberError(SnowidError):
+    """An order number could not be issued."""
+
+
+class OrderNumberUnavailable(OrderNumberError):
+    """The store that keeps the order-number sequence (Redis or the database) is unreachable."""
+
+
+class OrderSecondFull(OrderNumberError):
+    """Every sequence of the current second is used, and waiting is not allowed or too long."""
+
+
+class OrderClockBehind(OrderNumberError):
+    """The clock is behind the stream's last issued number by more than the allowed bound."""
+
+
+class InvalidShardValue(OrderNumberError, ValueError):
+    """The attribute named by ``shard_from`` is missing, None, negative or not an integer."""
+
+
+class WorkerLeaseLost(WorkerIdError):
+    """This process could not renew its worker-id lease in time and stopped issuing ids."""
+
+
+class WorkerPoolExhausted(WorkerIdError):
+    """Every worker id of the pool is leased by a live process."""
+
+
+class WorkerIdUnavailable(WorkerIdError):
+    """The lease store (Redis or the database) is unreachable or holds garbage."""

@@ -1,0 +1,98 @@
+"""``manage.py snowid_decode ID [ID ...]``: take ids and order numbers apart."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from ...conf import conf
+from ...core.layout import DecodedId
+from ...core.orderformat import DecodedOrderNumber, OrderNumberFormat
+from ...exceptions import InvalidId, LayoutError, SnowidError
+from ...introspection import get_field
+from ...ordernumbers.field import FORMAT_OPTIONS
+from ...registry import get_layout, layout_names
+
+
+class Command(BaseCommand):
+    help = "Decode Snowflake ids or order numbers into their parts."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("ids", nargs="+", metavar="ID", help="Ids or order numbers to decode.")
+        how = parser.add_mutually_exclusive_group()
+        how.add_argument(
+            "--layout",
+            default=None,
+            help="Read them as Snowflake ids of this configured layout (default: SNOWID_LAYOUT).",
+        )
+        how.add_argument(
+            "--field",
+            default=None,
+            metavar="app_label.Model.field",
+            help="Read them the way this field of ours writes them.",
+        )
+        how.add_argument(
+            "--order",
+            action="store_true",
+            help="Read them as order numbers of the default format (SNOWID_ORDER_*).",
+        )
+        parser.add_argument(
+            "--json", action="store_true", dest="as_json", help="Print a JSON list."
+        )
+
+    def handle(
+        self,
+        *args: Any,
+        ids: list[str],
+        layout: str | None,
+        field: str | None,
+        order: bool,
+        as_json: bool,
+        **options: Any,
+    ) -> None:
+        try:
+            if field:
+                reader: Any = get_field(field)
+            elif order:
+                reader = OrderNumberFormat(
+                    **{name: conf.order_format_default(name) for name in FORMAT_OPTIONS}
+                )
+            else:
+                reader = get_layout(layout)
+        except LayoutError as exc:
+            raise CommandError(f"{exc} Known layouts: {layout_names()}.") from None
+        except SnowidError as exc:
+            raise CommandError(str(exc)) from None
+        decoded: list[DecodedId | DecodedOrderNumber] = []
+        errors: list[str] = []
+        for raw in ids:
+            try:
+                decoded.append(reader.decode(raw))
+            except InvalidId as exc:
+                errors.append(str(exc))
+        if errors:
+            # Nothing is printed for the good ones: a partial answer is easy to misread.
+            raise CommandError("\n".join(errors))
+        if as_json:
+            self.stdout.write(json.dumps([d.as_dict() for d in decoded], indent=2))
+            return
+        for item in decoded:
+            self.stdout.write(_line(item, verbose=options["verbosity"] > 1))
+
+
+def _line(item: DecodedId | DecodedOrderNumber, *, verbose: bool) -> str:
+    if isinstance(item, DecodedOrderNumber):
+        when = item.local_time.isoformat()
+        line = (
+            f"{item.value}  {when}  stem={item.stem:012d} sequence={item.sequence} "
+            f"shard={item.shard}"
+        )
+        return line + (f"  ({item.format.describe()})" if verbose else "")
+    parts = " ".join(f"{name}={value}" for name, value in item.parts.items())
+    time = item.time.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    line = f"{item.value}  {time}  {parts}  sequence={item.sequence}"
+    if verbose:
+        line += f"  (layout {item.layout.name}: {item.layout.describe()})"
+    return line

@@ -1,0 +1,147 @@
+"""``manage.py snowid_recover``: never reissue an order number after a store lost its state.
+
+For every order-number stream it reads ``max()`` of the stream's columns and raises the
+store's last-issued position to at least that, atomically, never lowering it. Safe at
+every deploy and while traffic flows. It also reports Snowflake columns whose newest id
+lies ahead of this host's clock (a worker id reused from a host whose clock ran ahead).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DEFAULT_DB_ALIAS
+
+from ...exceptions import OrderNumberError, SnowidError
+from ...fields import OrderNumberField
+from ...introspection import check_labels, column_max, field_label, our_fields
+from ...ordernumbers.issuer import database_position, get_store
+
+
+def _position(fmt: Any, position: tuple[int, int] | None) -> str:
+    if position is None:
+        return "-"
+    second, sequence = position
+    if second <= 0:
+        return "empty"
+    return f"{fmt.stem_of_local_second(second):012d}#{sequence}"
+
+
+class Command(BaseCommand):
+    help = (
+        "Raise every order-number stream's last-issued position in the store (Redis or the "
+        "database) to at least the largest number in the database. Never lowers it."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("labels", nargs="*", metavar="app_label[.ModelName]")
+        parser.add_argument("--dry-run", action="store_true", help="Report only; change nothing.")
+        parser.add_argument("--database", default=DEFAULT_DB_ALIAS, help="Database to read.")
+        parser.add_argument("--json", action="store_true", dest="as_json")
+
+    def handle(
+        self,
+        *args: Any,
+        labels: list[str],
+        dry_run: bool,
+        database: str,
+        as_json: bool,
+        **options: Any,
+    ) -> None:
+        try:
+            check_labels(labels)
+        except SnowidError as exc:
+            raise CommandError(str(exc)) from None
+        fields = our_fields(*labels)
+        order_fields = [f for f in fields if isinstance(f, OrderNumberField)]
+        store = get_store()
+        rows: list[dict[str, Any]] = []
+        done: set[str] = set()
+        try:
+            for field in order_fields:
+                stream, fmt = field.stream, field.format
+                if stream in done:
+                    continue
+                done.add(stream)
+                target, maxima = database_position(stream, fmt, using=database)
+                before = store.read(stream)
+                if dry_run:
+                    after = (
+                        max(p for p in (before, target) if p is not None)
+                        if (before or target)
+                        else None
+                    )
+                else:
+                    _, after = store.raise_to(stream, target or (0, 0))
+                for each, largest in maxima:
+                    rows.append(
+                        {
+                            "field": field_label(each),
+                            "stream": stream,
+                            "max_in_database": None if largest is None else str(largest),
+                            "store_before": _position(fmt, before),
+                            "store_after": _position(fmt, after),
+                            "changed": before != after,
+                        }
+                    )
+        except OrderNumberError as exc:
+            raise CommandError(f"The order-number store is unreachable: {exc}") from None
+
+        ahead = self._snowflakes_ahead(fields, database)
+        if as_json:
+            self.stdout.write(json.dumps({"streams": rows, "snowflake_ahead": ahead}, indent=2))
+            return
+        self._table(rows, dry_run=dry_run, backend=store.name)
+        for item in ahead:
+            self.stderr.write(
+                f"WARNING {item['field']}: newest id {item['id']} was made at {item['time']}, "
+                f"{item['ahead_s']:.3f} s ahead of this host's clock."
+            )
+
+    def _table(self, rows: list[dict[str, Any]], *, dry_run: bool, backend: str) -> None:
+        if not rows:
+            self.stdout.write("No order-number fields found.")
+            return
+        header = ("field", "max in database", f"{backend} before", f"{backend} after", "")
+        lines = [
+            (
+                r["field"],
+                r["max_in_database"] or "-",
+                r["store_before"],
+                r["store_after"],
+                ("would raise" if dry_run else "raised") if r["changed"] else "unchanged",
+            )
+            for r in rows
+        ]
+        widths = [max(len(str(x)) for x in column) for column in zip(header, *lines, strict=False)]
+        for line in (header, *lines):
+            self.stdout.write("  ".join(str(x).ljust(w) for x, w in zip(line, widths, strict=True)))
+        if dry_run:
+            self.stdout.write("Dry run: nothing was changed.")
+
+    def _snowflakes_ahead(self, fields: list[Any], database: str) -> list[dict[str, Any]]:
+        now = datetime.now(timezone.utc)
+        ahead = []
+        for field in fields:
+            if isinstance(field, OrderNumberField):
+                continue
+            largest = column_max(field, using=database)
+            if largest is None:
+                continue
+            try:
+                decoded = field.decode(largest)
+            except SnowidError:
+                continue
+            if decoded.time > now:
+                ahead.append(
+                    {
+                        "field": field_label(field),
+                        "id": str(largest),
+                        "time": decoded.time.isoformat(),
+                        "ahead_s": (decoded.time - now).total_seconds(),
+                    }
+                )
+        return ahead

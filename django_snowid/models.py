@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from django.db import models
+
+
+class OrderStreamState(models.Model):
+    """The last issued position of one order-number stream (the database store).
+
+    ``second`` is the local second (Unix seconds + the zone's offset) of the stream's last
+    number, ``sequence`` its sequence within that second. Rows only ever move forward.
+    """
+
+    name = models.CharField(max_length=200, primary_key=True)
+    second = models.BigIntegerField()
+    sequence = models.BigIntegerField()
+
+    class Meta:
+        verbose_name = "order-number stream"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class WorkerLease(models.Model):
+    """A worker id of a pool, leased by one process (the database lease store).
+
+    A row outlives its lease (``expires_ms`` in the past, or 0 once released) so that
+    ``tick_bound``, the highest tick its holders may have used, is never forgotten.
+    """
+
+    pool = models.CharField(max_length=200)
+    worker = models.IntegerField()
+    owner = models.CharField(max_length=200)
+    token = models.CharField(max_length=64)
+    acquired_ms = models.BigIntegerField()
+    expires_ms = models.BigIntegerField()
+    tick_bound = models.BigIntegerField()
+
+    class Meta:
+        verbose_name = "worker-id lease"
+        constraints = [
+            models.UniqueConstraint(fields=["pool", "worker"], name="django_snowid_one_lease")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.pool}:{self.worker}"
+
+
+class IdDecoder(models.Model):
+    """No table: gives the admin's decode page its place (and link) on the admin index."""
+
+    class Meta:
+        managed = False
+        default_permissions = ()
+        verbose_name = "id decoder"
+        verbose_name_plural = "Decode ids and order numbers"

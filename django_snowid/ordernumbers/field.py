@@ -1,0 +1,306 @@
+"""``OrderNumberField``: a readable, increasing, shard-routed number filled on insert."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from django.core import checks
+from django.core.signals import setting_changed
+from django.db import IntegrityError, models, transaction
+from django.dispatch import receiver
+
+from ..conf import conf
+from ..core.orderformat import DecodedOrderNumber, OrderNumberFormat, zone_has_dst
+from ..exceptions import InvalidShardValue, LayoutError
+from ..fieldflags import drop_generated_defaults
+from .issuer import BACKENDS, get_issuer
+
+__all__ = ["OrderNumberField", "OrderNumberQuerySet", "assign_order_numbers"]
+
+FORMAT_OPTIONS = (
+    "packing",
+    "sequence_bits",
+    "shard_bits",
+    "sequence_digits",
+    "shard_digits",
+    "zone",
+)
+_RETRY_INSTALLED = "_snowid_insert_retry"
+
+
+class OrderNumberField(models.BigIntegerField):
+    """``yyMMddHHmmss`` + a per-second sequence + the low bits of a user id.
+
+    ``shard_from`` names the attribute (e.g. ``"user_id"``) whose value's low bits (or
+    digits) end the number, so that orders route to the same shard as their user.
+    ``stream`` names the sequence (default ``"app_label.Model.field"``); fields that share
+    a stream share its sequence. Format options left at ``None`` take the
+    ``SNOWID_ORDER_*`` settings.
+    """
+
+    description = "Order number (yyMMddHHmmss + sequence + shard)"
+
+    def __init__(
+        self,
+        *args: Any,
+        shard_from: str | None = None,
+        stream: str | None = None,
+        packing: str | None = None,
+        sequence_bits: int | None = None,
+        shard_bits: int | None = None,
+        sequence_digits: int | None = None,
+        shard_digits: int | None = None,
+        zone: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.shard_from = shard_from
+        self._stream = stream
+        self.format_options = {
+            "packing": packing,
+            "sequence_bits": sequence_bits,
+            "shard_bits": shard_bits,
+            "sequence_digits": sequence_digits,
+            "shard_digits": shard_digits,
+            "zone": zone,
+        }
+        self._cached_format: tuple[int, OrderNumberFormat] | None = None
+        self._cached_issuer: tuple[int, Any] | None = None
+        kwargs.setdefault("unique", True)
+        kwargs.setdefault("editable", False)
+        super().__init__(*args, **kwargs)
+
+    # -------------------------------------------------------------- format
+    @property
+    def format(self) -> OrderNumberFormat:
+        cached = self._cached_format
+        if cached is not None and cached[0] == _settings_generation[0]:
+            return cached[1]
+        options = {
+            name: value if value is not None else conf.order_format_default(name)
+            for name, value in self.format_options.items()
+        }
+        fmt = _format(**options)
+        self._cached_format = (_settings_generation[0], fmt)
+        return fmt
+
+    @property
+    def stream(self) -> str:
+        return self._stream or f"{self.model._meta.label}.{self.name}"
+
+    def decode(self, number: int | str) -> DecodedOrderNumber:
+        return self.format.decode(number)
+
+    def shard_of(self, number: int) -> int:
+        """The shard a number routes to (equal to the shard of its user)."""
+        return self.format.split(number)[2]
+
+    # ------------------------------------------------------------ issuing
+    def shard_value(self, instance: models.Model, fmt: OrderNumberFormat | None = None) -> int:
+        if self.shard_from is None:
+            return 0
+        label = f"{type(instance).__name__}.{self.shard_from}"
+        try:
+            value = getattr(instance, self.shard_from)
+        except AttributeError:
+            raise InvalidShardValue(
+                f"shard_from={self.shard_from!r}: {type(instance).__name__} has no such attribute."
+            ) from None
+        if value is None:
+            raise InvalidShardValue(
+                f"{label} is None: an order number needs it to carry the shard. "
+                "No number was issued and nothing was written."
+            )
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise InvalidShardValue(
+                f"{label} is {value!r}: the shard comes from a non-negative integer. "
+                "No number was issued and nothing was written."
+            )
+        return (fmt or self.format).shard_of_user(value)
+
+    def new_number(self, instance: models.Model) -> int:
+        cached = self._cached_issuer
+        if cached is not None and cached[0] == _settings_generation[0]:
+            issuer = cached[1]
+        else:
+            issuer = get_issuer(self.stream, self.format)
+            self._cached_issuer = (_settings_generation[0], issuer)
+        return issuer.next_number(self.shard_value(instance, issuer.format))
+
+    def new_numbers(self, instances: list[models.Model]) -> list[int]:
+        fmt = self.format
+        shards = [self.shard_value(obj, fmt) for obj in instances]
+        return get_issuer(self.stream, fmt).next_numbers(shards)
+
+    def pre_save(self, model_instance: models.Model, add: bool) -> Any:
+        value = getattr(model_instance, self.attname)
+        if add and value is None:
+            value = self.new_number(model_instance)
+            setattr(model_instance, self.attname, value)
+        return value
+
+    # ----------------------------------------------------- model wiring
+    def contribute_to_class(self, cls: type[models.Model], name: str, **kwargs: Any) -> None:
+        super().contribute_to_class(cls, name, **kwargs)
+        if not cls._meta.abstract and getattr(cls, _RETRY_INSTALLED, None) is not cls:
+            _install_insert_retry(cls)
+
+    # ------------------------------------------------------ migrations
+    def deconstruct(self) -> tuple[str, str, list[Any], dict[str, Any]]:
+        name, path, args, kwargs = super().deconstruct()
+        path = "django_snowid.fields.OrderNumberField"
+        drop_generated_defaults(kwargs)
+        if self.shard_from is not None:
+            kwargs["shard_from"] = self.shard_from
+        if self._stream is not None:
+            kwargs["stream"] = self._stream
+        kwargs.update({k: v for k, v in self.format_options.items() if v is not None})
+        return name, path, args, kwargs
+
+    # ---------------------------------------------------------- checks
+    def check(self, **kwargs: Any) -> list[checks.CheckMessage]:
+        return [*super().check(**kwargs), *self._check_shard_from(), *self._check_format()]
+
+    def _error(self, msg: str, id_: str) -> checks.Error:
+        hint = f"See the README section 'System checks', {id_}."
+        return checks.Error(msg, hint=hint, obj=self, id=id_)
+
+    def _check_shard_from(self) -> list[checks.CheckMessage]:
+        if self.shard_from is None:
+            return []
+        names = {f.name for f in self.model._meta.get_fields()} | {
+            getattr(f, "attname", None) for f in self.model._meta.get_fields()
+        }
+        if self.shard_from in names or hasattr(self.model, self.shard_from):
+            return []
+        return [
+            self._error(
+                f"shard_from={self.shard_from!r} names no field or attribute of "
+                f"{self.model._meta.label}.",
+                "django_snowid.E201",
+            )
+        ]
+
+    def _check_format(self) -> list[checks.CheckMessage]:
+        try:
+            fmt = self.format
+        except (LayoutError, TypeError) as exc:
+            return [self._error(f"Invalid order-number format: {exc}", "django_snowid.E202")]
+        errors = []
+        if zone_has_dst(fmt.zone) and not conf.ORDER_ALLOW_DST:
+            errors.append(
+                self._error(
+                    f"The order-number zone {fmt.zone!r} has daylight saving: its wall clock "
+                    "repeats an hour at fall-back, so stems would go backwards. Use a zone "
+                    "without DST (UTC), or set SNOWID_ORDER_ALLOW_DST = True to accept that "
+                    "numbers continue from the last one through the repeated hour.",
+                    "django_snowid.E203",
+                )
+            )
+        from .issuer import stream_fields
+
+        for other in stream_fields(self.stream):
+            if other is not self and other.format != fmt:
+                errors.append(
+                    self._error(
+                        f"Stream {self.stream!r} is shared with {other.model._meta.label}."
+                        f"{other.name}, which uses another format: one stream, one format.",
+                        "django_snowid.E204",
+                    )
+                )
+        return errors
+
+
+@functools.lru_cache(maxsize=64)
+def _format(**options: Any) -> OrderNumberFormat:
+    return OrderNumberFormat(**options)
+
+
+# Bumped whenever a SNOWID_* setting (or CACHES) changes, so that fields rebuild their
+# format and look up their issuer again.
+_settings_generation = [0]
+
+
+@receiver(setting_changed)
+def _new_settings_generation(*, setting: str, **kwargs: object) -> None:
+    # CACHES too: the issuers (and their Redis store) are rebuilt when it changes.
+    if setting.startswith("SNOWID_") or setting == "CACHES":
+        _settings_generation[0] += 1
+
+
+def _install_insert_retry(model: type[models.Model]) -> None:
+    """Let the database be the last line of defence for the model's order numbers.
+
+    If an INSERT fails on the UNIQUE constraint of an order-number column (a store that
+    lost acknowledged writes, say after a Redis failover), draw new numbers and retry
+    inside a savepoint, a bounded number of times. ``Model._do_insert`` is the one place
+    that wraps exactly the INSERT; nothing else is changed. Outside a transaction a
+    failed INSERT leaves nothing behind, so no savepoint (and no extra round trip) is
+    needed there.
+    """
+    original = model._do_insert
+
+    def _do_insert(self: models.Model, manager: Any, using: str, fields: Any, *args: Any) -> Any:
+        order_fields = [f for f in fields if isinstance(f, OrderNumberField)]
+        retries = int(conf.ORDER_INSERT_RETRIES) if order_fields else 0
+        for attempt in range(retries + 1):
+            try:
+                if not transaction.get_connection(using).in_atomic_block:
+                    return original(self, manager, using, fields, *args)
+                with transaction.atomic(using=using, savepoint=True):
+                    return original(self, manager, using, fields, *args)
+            except IntegrityError:
+                taken = [
+                    f
+                    for f in order_fields
+                    if manager.using(using).filter(**{f.attname: getattr(self, f.attname)}).exists()
+                ]
+                if not taken or attempt == retries:
+                    raise
+                for field in taken:
+                    setattr(self, field.attname, field.new_number(self))
+        raise AssertionError("unreachable")
+
+    model._do_insert = _do_insert  # type: ignore[method-assign]
+    setattr(model, _RETRY_INSTALLED, model)
+
+
+def assign_order_numbers(objs: list[models.Model]) -> list[models.Model]:
+    """Fill the empty order numbers of ``objs`` in blocks (one round trip per block).
+
+    A block's numbers increase; numbers other processes issue meanwhile may fall between
+    them, so across processes they are unique but not strictly increasing.
+    """
+    if not objs:
+        return objs
+    for field in type(objs[0])._meta.concrete_fields:
+        if isinstance(field, OrderNumberField):
+            empty = [obj for obj in objs if getattr(obj, field.attname) is None]
+            for obj, number in zip(empty, field.new_numbers(empty), strict=True):
+                setattr(obj, field.attname, number)
+    return objs
+
+
+class OrderNumberQuerySet(models.QuerySet):
+    """``bulk_create()`` that reserves order numbers in blocks instead of one per row.
+
+    Use it as ``objects = OrderNumberQuerySet.as_manager()``.
+    """
+
+    def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[Any]:
+        objs = list(objs)
+        assign_order_numbers(objs)
+        return super().bulk_create(objs, *args, **kwargs)
+
+
+def check_backend() -> list[checks.CheckMessage]:
+    if conf.ORDER_BACKEND not in BACKENDS:
+        return [
+            checks.Error(
+                f"SNOWID_ORDER_BACKEND is {conf.ORDER_BACKEND!r}; "
+                f"expected one of {list(BACKENDS)}.",
+                hint="See the README section 'System checks', django_snowid.E205.",
+                id="django_snowid.E205",
+            )
+        ]
+    return []

@@ -1,0 +1,212 @@
+"""Issuing order numbers: one :class:`StreamIssuer` per stream, on top of a store."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from django.apps import apps
+from django.core.signals import setting_changed
+from django.db import router
+from django.dispatch import receiver
+
+from ..conf import conf
+from ..core.orderformat import OrderNumberFormat
+from ..core.sequence import ClockBehind, Outcome, Reserved, SecondFull
+from ..exceptions import OrderClockBehind, OrderNumberError, OrderSecondFull
+from .stores import MISSING, DatabaseOrderStore, OrderStore, Position, RedisOrderStore
+
+if TYPE_CHECKING:
+    from .field import OrderNumberField
+
+__all__ = ["StreamIssuer", "get_issuer", "get_store", "recover_stream", "stream_fields"]
+
+BACKENDS = ("redis", "database")
+DST_EXTRA_LEAD_S = 3600  # the repeated hour of a fall-back
+
+
+def get_store() -> OrderStore:
+    """The store named by ``SNOWID_ORDER_BACKEND`` (one per process)."""
+    key = (conf.ORDER_BACKEND, conf.REDIS_ALIAS, conf.REDIS_KEY_PREFIX)
+    store = _stores.get(key)
+    if store is None:
+        if conf.ORDER_BACKEND == "redis":
+            store = RedisOrderStore(conf.REDIS_ALIAS, conf.REDIS_KEY_PREFIX)
+        elif conf.ORDER_BACKEND == "database":
+            store = DatabaseOrderStore()
+        else:
+            raise OrderNumberError(
+                f"SNOWID_ORDER_BACKEND is {conf.ORDER_BACKEND!r}; expected one of {list(BACKENDS)}."
+            )
+        store = _stores.setdefault(key, store)
+    return store
+
+
+def stream_fields(stream: str | None = None) -> list[OrderNumberField]:
+    """Every OrderNumberField of the installed models (of one stream, if given)."""
+    from .field import OrderNumberField
+
+    return [
+        field
+        for model in apps.get_models()
+        for field in model._meta.local_fields
+        if isinstance(field, OrderNumberField) and (stream is None or field.stream == stream)
+    ]
+
+
+def database_position(
+    stream: str, fmt: OrderNumberFormat, *, using: str | None = None
+) -> tuple[Position | None, list[tuple[OrderNumberField, int | None]]]:
+    """The position of the largest number of ``stream`` in the database.
+
+    ``max()`` over the UNIQUE column is one index lookup per field.
+    """
+    from ..introspection import column_max  # imports the fields, which import this module
+
+    best: Position | None = None
+    maxima: list[tuple[OrderNumberField, int | None]] = []
+    for field in stream_fields(stream):
+        largest = column_max(field, using=using or router.db_for_read(field.model))
+        maxima.append((field, largest))
+        if largest is not None:
+            position = fmt.position(largest)
+            best = position if best is None or position > best else best
+    return best, maxima
+
+
+def recover_stream(stream: str, fmt: OrderNumberFormat, *, using: str | None = None) -> Position:
+    """Raise the store's state of ``stream`` to at least its largest number in the database."""
+    position, _ = database_position(stream, fmt, using=using)
+    _, after = get_store().raise_to(stream, position or (0, 0))
+    return after
+
+
+class StreamIssuer:
+    """Issues the numbers of one stream in this process."""
+
+    def __init__(self, stream: str, fmt: OrderNumberFormat) -> None:
+        self.stream = stream
+        self.format = fmt
+        self._utc = fmt.zone == "UTC"
+        self._stem_cache: tuple[int, int] = (-1, 0)
+        # Issuers are dropped whenever a SNOWID_* setting changes, so the settings of the
+        # hot path can be read once here.
+        self._store = get_store()
+        self._cap = fmt.max_sequence
+        self._stem_factor = fmt._stem_factor
+        self._seq_factor = fmt._seq_factor
+        self._random_start = int(conf.ORDER_RANDOM_START)
+        lead = int(conf.ORDER_MAX_BACKWARDS_S)
+        self._max_lead = lead + DST_EXTRA_LEAD_S if conf.ORDER_ALLOW_DST else lead
+        self._raise_when_full = conf.ORDER_WHEN_FULL == "raise"
+        self._max_wait_s = conf.ORDER_MAX_WAIT_MS / 1000
+
+    def next_number(self, shard: int = 0) -> int:
+        # The common case in one reservation and no list; anything else (a full second,
+        # recovery, errors) goes through next_numbers(), which nothing was issued for yet.
+        outcome = self._reserve(1)
+        if type(outcome) is Reserved:
+            return self._compose(outcome.local_second, outcome.first_sequence, shard)
+        return self.next_numbers([shard])[0]
+
+    def _reserve(self, count: int) -> Outcome | object:
+        return self._store.reserve(
+            self.stream,
+            offset=0 if self._utc else self.format.utc_offset_at(time.time()),
+            cap=self._cap,
+            count=count,
+            first_sequence=1 + random.randint(0, self._random_start) if self._random_start else 1,
+            max_lead=self._max_lead,
+        )
+
+    def _compose(self, local_second: int, sequence: int, shard: int) -> int:
+        return self._stem(local_second) * self._stem_factor + sequence * self._seq_factor + shard
+
+    def next_numbers(self, shards: Sequence[int]) -> list[int]:
+        """Numbers for the given shard values, reserved in as few round trips as possible.
+
+        One number: one round trip. A block (bulk_create) reserves up to the rest of the
+        current second in one round trip; the block's numbers increase, but numbers other
+        processes issue meanwhile may fall between them.
+        """
+        fmt = self.format
+        numbers: list[int] = []
+        deadline: float | None = None
+        recovered = False
+        while len(numbers) < len(shards):
+            outcome = self._reserve(len(shards) - len(numbers))
+            if isinstance(outcome, Reserved):
+                start = len(numbers)
+                # The block's first number; each next one is one sequence step further.
+                first = self._compose(outcome.local_second, outcome.first_sequence, 0)
+                step = self._seq_factor
+                numbers.extend(first + i * step + shards[start + i] for i in range(outcome.count))
+            elif isinstance(outcome, SecondFull):
+                if self._raise_when_full:
+                    raise OrderSecondFull(self._full_message())
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + self._max_wait_s
+                if now + outcome.wait_ms / 1000 > deadline:
+                    raise OrderSecondFull(self._full_message(waited=True))
+                time.sleep(outcome.wait_ms / 1000)
+            elif isinstance(outcome, ClockBehind):
+                raise OrderClockBehind(
+                    f"The clock of the order-number store is {outcome.seconds} s behind the last "
+                    f"number of stream {self.stream!r}, more than the {self._max_lead} s allowed "
+                    "(SNOWID_ORDER_MAX_BACKWARDS_S); nothing was issued."
+                )
+            elif outcome is MISSING and not recovered:
+                # Redis restarted or was flushed (or the stream is new): rebuild the state
+                # from the database before issuing anything.
+                recover_stream(self.stream, fmt)
+                recovered = True
+            else:
+                raise OrderNumberError(
+                    f"The store lost the state of stream {self.stream!r} again right after "
+                    "it was recovered; nothing was issued."
+                )
+        return numbers
+
+    def _stem(self, local_second: int) -> int:
+        cached_second, stem = self._stem_cache
+        if cached_second != local_second:
+            stem = self.format.stem_of_local_second(local_second)
+            self._stem_cache = (local_second, stem)
+        return stem
+
+    def _full_message(self, waited: bool = False) -> str:
+        cap = self.format.max_sequence
+        how = (
+            f"waiting for the next second would exceed SNOWID_ORDER_MAX_WAIT_MS="
+            f"{conf.ORDER_MAX_WAIT_MS}"
+            if waited
+            else "SNOWID_ORDER_WHEN_FULL is 'raise'"
+        )
+        return (
+            f"All {cap} order numbers of this second of stream {self.stream!r} are used and "
+            f"{how}; nothing was issued."
+        )
+
+
+_lock = threading.Lock()
+_issuers: dict[tuple[str, OrderNumberFormat], StreamIssuer] = {}
+_stores: dict[tuple[str, str, str], OrderStore] = {}
+
+
+def get_issuer(stream: str, fmt: OrderNumberFormat) -> StreamIssuer:
+    issuer = _issuers.get((stream, fmt))
+    if issuer is None:
+        with _lock:
+            issuer = _issuers.setdefault((stream, fmt), StreamIssuer(stream, fmt))
+    return issuer
+
+
+@receiver(setting_changed)
+def _reset_on_setting_changed(*, setting: str, **kwargs: object) -> None:
+    if setting.startswith("SNOWID_") or setting == "CACHES":
+        _issuers.clear()
+        _stores.clear()

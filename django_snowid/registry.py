@@ -1,0 +1,157 @@
+"""One generator per process and layout, created on first use.
+
+Trap: a new generator per call, or two generators sharing a worker id, repeat ids;
+so generators live here, keyed by layout name, and are dropped when the ``SNOWID_*``
+settings change (tests) or the process forks.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
+from .conf import conf
+from .core.generator import SnowflakeGenerator
+from .core.layout import Layout, layout_from_spec
+from .exceptions import LayoutError, StaticWorkerIdAfterFork
+from .leases.holder import LEASE_SOURCES, lease_generator
+from .workers import WorkerId, resolve_worker_id
+
+__all__ = ["get_generator", "get_layout", "layout_names", "reset"]
+
+DEFAULT = "default"
+
+_lock = threading.Lock()
+_layouts: dict[str, Layout] = {}
+_generators: dict[str, SnowflakeGenerator] = {}
+# Node values this process's generators used, and those its parent had used when it
+# forked us: a child must not take any of the latter.
+_claimed_nodes: set[tuple[str, int]] = set()
+_inherited_nodes: set[tuple[str, int]] = set()
+_forked_from: int | None = None
+
+
+def layout_names() -> list[str]:
+    """``"default"`` and every name in ``SNOWID_LAYOUTS``."""
+    return [DEFAULT, *(name for name in conf.LAYOUTS if name != DEFAULT)]
+
+
+def build_layout(name: str | None = None) -> Layout:
+    """Build a layout from the settings, without caching (the system checks use this)."""
+    name = name or DEFAULT
+    if name == DEFAULT:
+        return layout_from_spec(conf.LAYOUT, epoch=conf.EPOCH, name=DEFAULT)
+    spec = conf.LAYOUTS.get(name)
+    if spec is None:
+        raise LayoutError(f"Unknown layout {name!r}; SNOWID_LAYOUTS defines {layout_names()}.")
+    return layout_from_spec(spec, epoch=conf.EPOCH, name=name)
+
+
+def get_layout(name: str | Layout | None = None) -> Layout:
+    """The layout called ``name`` in the settings (``None``: ``SNOWID_LAYOUT``)."""
+    if isinstance(name, Layout):
+        return name
+    key = name or DEFAULT
+    layout = _layouts.get(key)
+    if layout is None:
+        layout = _layouts.setdefault(key, build_layout(key))
+    return layout
+
+
+def get_generator(name: str | None = None) -> SnowflakeGenerator:
+    """This process's generator for the layout called ``name``."""
+    key = name or DEFAULT
+    generator = _generators.get(key)
+    if generator is not None:
+        return generator
+    with _lock:
+        generator = _generators.get(key)
+        if generator is None:
+            generator = _generators[key] = _create_generator(key)
+    return generator
+
+
+def worker_node(layout: Layout, worker: WorkerId) -> int:
+    """The node value of ``worker`` in ``layout``.
+
+    Named parts apply to layouts with those part names; for another layout they are read
+    as the integer they make in the default layout, which must fit that layout's node.
+    """
+    if isinstance(worker, Mapping) and set(worker) != {p.name for p in layout.node_parts}:
+        worker = build_layout(DEFAULT).node_value(worker)
+    return layout.node_value(worker)
+
+
+def _create_generator(key: str) -> SnowflakeGenerator:
+    layout = get_layout(key)
+    worker = resolve_worker_id()
+    source = conf.WORKER_ID_SOURCE
+    tolerance = float(conf.CLOCK_BACKWARDS_TOLERANCE_MS)
+    if source in LEASE_SOURCES:
+        return lease_generator(
+            layout,
+            key,
+            worker,
+            source,
+            on_lost=lambda: _drop(key),
+            backwards_tolerance_ms=tolerance,
+        )
+    node = worker_node(layout, worker)
+    if _forked_from is not None and (source == "static" or (key, node) in _inherited_nodes):
+        raise StaticWorkerIdAfterFork(
+            f"Process {os.getpid()} was forked from process {_forked_from} and would issue "
+            f"ids with the same worker id ({worker!r}, SNOWID_WORKER_ID_SOURCE="
+            f"{source!r}) as its parent and siblings: their ids would collide. "
+            "This happens with gunicorn --preload, Celery prefork and multiprocessing when "
+            "every process gets one fixed worker id. Use a leased worker id "
+            "(SNOWID_WORKER_ID_SOURCE = 'slot', 'redis' or 'database'), or give each process "
+            "its own (SNOWID_WORKER_ID_SOURCE='env' with a distinct value set after the fork, "
+            "e.g. in gunicorn's post_fork hook); see 'Worker ids' in the README."
+        )
+    generator = SnowflakeGenerator(layout, node, backwards_tolerance_ms=tolerance)
+    _claimed_nodes.add((key, node))
+    return generator
+
+
+def _drop(key: str) -> None:
+    """Forget a generator whose lease was lost: the next call takes a new lease."""
+    _generators.pop(key, None)
+
+
+def reset() -> None:
+    """Forget every layout and generator; the next call builds them from the settings.
+
+    Leases held for the dropped generators are released.
+    """
+    from .leases.holder import lease_of
+
+    with _lock:
+        generators = list(_generators.values())
+        _layouts.clear()
+        _generators.clear()
+    for generator in generators:
+        lease = lease_of(generator)
+        if lease is not None:
+            lease.release()
+
+
+@receiver(setting_changed)
+def _reset_on_setting_changed(*, setting: str, **kwargs: object) -> None:
+    if setting.startswith("SNOWID_"):
+        reset()
+
+
+def _after_fork_in_child() -> None:
+    global _forked_from, _lock
+    _forked_from = os.getppid()
+    _inherited_nodes.update(_claimed_nodes)
+    _claimed_nodes.clear()
+    _generators.clear()
+    _lock = threading.Lock()  # the parent may have held it while forking
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -1,0 +1,40 @@
+"""A small shop: products, orders and their lines. Users come from django.contrib.auth."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from django_snowid.fields import OrderNumberField, OrderNumberQuerySet, SnowflakeField
+
+
+class Product(models.Model):
+    # id: SnowflakeAutoField, from DEFAULT_AUTO_FIELD
+    name = models.CharField(max_length=100)
+    price_cents = models.PositiveIntegerField()
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Order(models.Model):
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="orders"
+    )
+    # A second, JavaScript-safe id for URLs and APIs.
+    public_id = SnowflakeField(layout="public")
+    # yyMMddHHmmss + sequence + the low 4 bits of the user id: number % 16 == user_id % 16.
+    number = OrderNumberField(shard_from="user_id")
+    note = models.CharField(max_length=200, blank=True)
+
+    # bulk_create() reserves order numbers in blocks (one round trip per block).
+    objects = OrderNumberQuerySet.as_manager()
+
+    def __str__(self) -> str:
+        return f"Order {self.pk}"
+
+
+class OrderLine(models.Model):
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="lines")
+    product = models.ForeignKey(Product, on_delete=models.PROTECT)
+    quantity = models.PositiveIntegerField(default=1)

@@ -1,0 +1,164 @@
+"""Test-suite plumbing: which database this run uses, and what to do when it is missing.
+
+Under ``CI=true`` a missing service fails the run; elsewhere the tests that need it are
+skipped, and the summary says so loudly.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.conf import settings
+
+from tests.support import FakeClock, ThrowawayRedis
+
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+_unavailable: str | None = None
+_redis_unavailable: str | None = None
+_browser_unavailable: str | None = None
+
+
+def chromium_path() -> str:
+    import shutil
+
+    return os.environ.get("SNOWID_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def _probe_browser() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed"
+    if not os.path.exists(chromium_path()):
+        return f"no Chromium at {chromium_path()} (Debian: apt-get install chromium)"
+    return None
+
+
+def _probe_database() -> str | None:
+    db = settings.DATABASES["default"]
+    engine = db["ENGINE"].rsplit(".", 1)[-1]
+    try:
+        if engine == "postgresql":
+            import psycopg
+
+            psycopg.connect(
+                host=db["HOST"],
+                port=db["PORT"],
+                user=db["USER"],
+                password=db["PASSWORD"],
+                dbname="postgres",
+                connect_timeout=5,
+            ).close()
+        elif engine == "mysql":
+            import MySQLdb
+
+            MySQLdb.connect(
+                host=db["HOST"],
+                port=int(db["PORT"]),
+                user=db["USER"],
+                password=db["PASSWORD"],
+                connect_timeout=5,
+            ).close()
+    except Exception as exc:  # any failure means: this service cannot be tested here
+        return f"{engine} at {db.get('HOST')}:{db.get('PORT')} is not usable: {exc!r}"
+    return None
+
+
+def _probe_redis() -> str | None:
+    import shutil
+
+    import redis
+
+    if shutil.which("redis-server") is None:
+        return "redis-server is not installed (the restart tests start their own)"
+    url = settings.REDIS_URL
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=3).ping()
+    except Exception as exc:
+        return f"Redis at {url} is not usable: {exc!r}"
+    return None
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"django-snowid: database backend {settings.DATABASES['default']['ENGINE']}"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    global _unavailable, _redis_unavailable, _browser_unavailable
+    _unavailable = _probe_database()
+    _redis_unavailable = _probe_redis()
+    _browser_unavailable = _probe_browser()
+    for missing in (_unavailable, _redis_unavailable, _browser_unavailable):
+        if missing and IN_CI:
+            pytest.exit(f"CI=true and {missing}", returncode=3)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for missing, marker in (
+        (_unavailable, "django_db"),
+        (_redis_unavailable, "redis"),
+        (_browser_unavailable, "browser"),
+    ):
+        if not missing:
+            continue
+        skip = pytest.mark.skip(reason=f"SKIPPED, SERVICE MISSING: {missing}")
+        for item in items:
+            if item.get_closest_marker(marker):
+                item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for missing, what in (
+        (_unavailable, "database"),
+        (_redis_unavailable, "Redis"),
+        (_browser_unavailable, "browser"),
+    ):
+        if missing:
+            terminalreporter.section("SERVICE MISSING", sep="!", red=True, bold=True)
+            terminalreporter.write_line(f"{missing}: its {what} tests were SKIPPED.")
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+_test_counter = iter(range(1, 10**9))
+
+
+@pytest.fixture(autouse=True)
+def _own_redis_keys(settings):
+    """Every test gets key names of its own on the shared Redis, and deletes them after."""
+    prefix = f"{settings.SNOWID_REDIS_KEY_PREFIX}-{next(_test_counter)}"
+    settings.SNOWID_REDIS_KEY_PREFIX = prefix
+    yield
+    if _redis_unavailable:
+        return
+    import redis
+
+    client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=3)
+    keys = list(client.scan_iter(match=f"{{{prefix}:*", count=1000))
+    if keys:
+        client.delete(*keys)
+
+
+@pytest.fixture
+def throwaway_redis(tmp_path):
+    """A redis-server of the test's own, on a free port; never the shared one."""
+    server = ThrowawayRedis(str(tmp_path))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=[pytest.param("redis", marks=pytest.mark.redis), "database"])
+def backend(request):
+    """Runs an order-number test once on each store."""
+    from django.test import override_settings
+
+    with override_settings(SNOWID_ORDER_BACKEND=request.param):
+        yield request.param

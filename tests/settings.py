@@ -1,0 +1,113 @@
+"""Settings for the test suite. ``SNOWID_TEST_DB`` picks the database: sqlite (default),
+postgresql or mariadb; the services' addresses come from the usual libpq/MySQL defaults
+on 127.0.0.1 and can be moved with the environment variables below."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent
+SECRET_KEY = "tests-only-not-secret"
+DEBUG = False
+USE_TZ = True
+TIME_ZONE = "UTC"
+
+BACKEND = os.environ.get("SNOWID_TEST_DB", "sqlite")
+
+RUN_ID = os.environ.setdefault("SNOWID_TEST_RUN_ID", f"{os.getpid()}-{os.urandom(3).hex()}")
+
+if BACKEND == "sqlite":
+    # A file, not :memory:, so that threads and processes share it the way they share a
+    # deployed SQLite database (the in-memory test database takes table locks that never wait).
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": os.path.join(tempfile.gettempdir(), f"snowid-{RUN_ID}.sqlite3"),
+            "OPTIONS": {"timeout": 30},
+            "TEST": {"NAME": os.path.join(tempfile.gettempdir(), f"snowid-test-{RUN_ID}.sqlite3")},
+        }
+    }
+elif BACKEND == "postgresql":
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.postgresql",
+            "HOST": os.environ.get("SNOWID_PG_HOST", "127.0.0.1"),
+            "PORT": os.environ.get("SNOWID_PG_PORT", "5432"),
+            "USER": os.environ.get("SNOWID_PG_USER", "postgres"),
+            "PASSWORD": os.environ.get("SNOWID_PG_PASSWORD", ""),
+            "NAME": "snowid",
+        }
+    }
+elif BACKEND == "mariadb":
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.mysql",
+            "HOST": os.environ.get("SNOWID_MARIADB_HOST", "127.0.0.1"),
+            "PORT": os.environ.get("SNOWID_MARIADB_PORT", "3306"),
+            "USER": os.environ.get("SNOWID_MARIADB_USER", "root"),
+            "PASSWORD": os.environ.get("SNOWID_MARIADB_PASSWORD", ""),
+            "NAME": "snowid",
+            "OPTIONS": {"charset": "utf8mb4"},
+            "TEST": {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"},
+        }
+    }
+else:
+    raise RuntimeError(f"SNOWID_TEST_DB={BACKEND!r}: expected sqlite, postgresql or mariadb.")
+
+# The shared Redis: tests never flush it; every run uses keys of its own (child processes
+# inherit the run id through the environment).
+REDIS_URL = os.environ.get("SNOWID_REDIS_URL", "redis://127.0.0.1:6379/0")
+SNOWID_REDIS_KEY_PREFIX = f"snowid-test-{RUN_ID}"
+SNOWID_REDIS_ALIAS = "snowid"
+
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "snowid": {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": REDIS_URL,
+        "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 2, "SOCKET_TIMEOUT": 2},
+    },
+}
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_snowid",
+    "tests.testapp",
+]
+MIDDLEWARE = [
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+]
+ROOT_URLCONF = "tests.urls"
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+STATIC_URL = "/static/"
+DEFAULT_AUTO_FIELD = "django_snowid.fields.SnowflakeAutoField"
+
+SNOWID_LAYOUTS = {
+    "js": "js53",
+    "dc": {"preset": "datacenter"},
+}
+SNOWID_WORKER_ID = 3
+SNOWID_WORKER_ID_SOURCE = "static"  # the lease tests choose their own source

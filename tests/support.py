@@ -1,0 +1,113 @@
+"""Helpers shared by the tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django_snowid.core.layout import DEFAULT_EPOCH
+
+EPOCH_NS = int(DEFAULT_EPOCH.timestamp()) * 1_000_000_000
+MS = 1_000_000
+
+
+class FakeClock:
+    """A clock that moves only when told to (or when the generator sleeps)."""
+
+    def __init__(self, start_ns: int = EPOCH_NS + 1_000_000 * MS) -> None:
+        self.ns = start_ns
+        self.sleeps: list[float] = []
+
+    def __call__(self) -> int:
+        return self.ns
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.ns += max(int(seconds * 1e9), 1_000)  # a spin still lets time pass
+
+    def advance_ms(self, ms: float) -> None:
+        self.ns += int(ms * MS)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class ThrowawayRedis:
+    """A redis-server owned by one test: it may be stopped, restarted and flushed at will.
+
+    It keeps nothing on disk, so a restart loses every key (like a crash without AOF).
+    """
+
+    def __init__(self, workdir: str) -> None:
+        self.port = free_port()
+        self.workdir = workdir
+        self.process: Any = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def client(self) -> Any:
+        import redis
+
+        return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=2)
+
+    def start(self) -> None:
+        import subprocess
+        import time
+
+        self.process = subprocess.Popen(
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                self.workdir,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                if self.client().ping():
+                    return
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+            self.process = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def caches(self) -> dict[str, Any]:
+        """CACHES pointing the ``snowid`` alias at this server."""
+        return redis_caches(self.url)
+
+
+def redis_caches(url: str) -> dict[str, Any]:
+    return {
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "snowid": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": url,
+            "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 2, "SOCKET_TIMEOUT": 2},
+        },
+    }

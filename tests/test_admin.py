@@ -1,0 +1,181 @@
+"""The admin's decode page and the model-admin mixin, through the test client."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from django_snowid.registry import get_layout
+from tests.testapp.models import DecimalOrder, Product, ShopOrder
+
+pytestmark = pytest.mark.django_db
+
+URL = "/admin/django_snowid/iddecoder/"
+
+
+@pytest.fixture
+def staff(client):
+    """Staff that may view and change the test app's models."""
+    user = User.objects.create_user("staff", password="pw", is_staff=True)
+    user.user_permissions.set(Permission.objects.filter(content_type__app_label="testapp"))
+    client.force_login(user)
+    return client
+
+
+def test_staff_without_view_permission_gets_no_link(client):
+    user = User.objects.create_user("plainstaff", password="pw", is_staff=True)
+    client.force_login(user)
+    product = Product.objects.create(name="tea")
+    (row,) = client.post(URL, {"ids": str(product.pk)}).context["rows"]
+    assert row.error == "" and row.link == ""
+
+
+@pytest.fixture(autouse=True)
+def database_orders(settings):
+    settings.SNOWID_ORDER_BACKEND = "database"
+
+
+def test_url_name_and_index_link(staff):
+    assert reverse("admin:snowid_decode") == URL
+    index = staff.get("/admin/")
+    assert index.status_code == 200
+    assert f'href="{URL}"' in index.content.decode()
+    assert "Decode ids and order numbers" in index.content.decode()
+
+
+def test_get_writes_nothing(staff):
+    with CaptureQueriesContext(connection) as queries:
+        response = staff.get(URL)
+    assert response.status_code == 200
+    statements = " ".join(q["sql"].split()[0].upper() for q in queries.captured_queries)
+    assert "INSERT" not in statements and "UPDATE" not in statements and "DELETE" not in statements
+    assert response.templates[0].name == "admin/django_snowid/decode.html"
+
+
+def test_non_staff_are_sent_to_the_login(client):
+    user = User.objects.create_user("customer", password="pw")
+    client.force_login(user)
+    response = client.get(URL)
+    assert response.status_code == 302 and response["Location"].startswith("/admin/login/")
+    client.logout()
+    assert client.get(URL).status_code == 302
+
+
+def test_decodes_three_kinds_and_links_to_the_row(staff):
+    product = Product.objects.create(name="tea")
+    order = ShopOrder.objects.create(user_id=1820)
+    decimal = DecimalOrder.objects.create(user_id=7)
+    response = staff.post(URL, {"ids": f"{product.pk}, {order.number}\n{decimal.number}"})
+    html = response.content.decode()
+    assert response.status_code == 200
+    rows = response.context["rows"]
+    assert [r.error for r in rows] == ["", "", ""]
+    assert [r.kind for r in rows] == ["snowflake", "order", "order"]
+    assert dict(rows[0].parts)["worker"] == 3
+    assert dict(rows[1].parts)["shard"] == 1820 % 16
+    assert dict(rows[2].parts)["shard"] == 7
+    assert "detected" in rows[0].why
+    assert rows[0].link == reverse("admin:testapp_product_change", args=[product.pk])
+    assert rows[1].link == reverse("admin:testapp_shoporder_change", args=[order.pk])
+    assert len("".join(s.cells for s in rows[0].bits)) == 64
+    assert len("".join(s.cells for s in rows[1].bits)) == 64
+    assert [s.name for s in rows[2].digits] == ["stem", "sequence", "shard"]
+    assert "Open the row that holds it" in html
+
+
+def test_explicit_reading(staff):
+    layout = get_layout("js")
+    value = layout.compose(
+        layout.tick_at(__import__("datetime").datetime.now(__import__("datetime").timezone.utc)),
+        3,
+        9,
+    )
+    response = staff.post(URL, {"ids": str(value), "reading": "layout:js"})
+    (row,) = response.context["rows"]
+    assert row.error == "" and dict(row.parts)["sequence"] == 9
+    assert row.why == "chosen"
+
+
+@pytest.mark.parametrize(
+    "ids, where, message",
+    [
+        ("", "form", "This field is required"),
+        ("  ,\n ", "form", "Enter at least one id"),
+        (" ".join(["1"] * 1001), "form", "At most 1,000 ids at once; got 1,001"),
+        ("abc", "row", "only the digits 0-9"),
+        ("-1", "row", "only the digits 0-9"),
+        ("0", "row", "ids are positive"),
+        (str(2**63), "row", "out of range"),
+        ("1" * 40, "row", "too long"),
+        ("١٢٣", "row", "only the digits 0-9"),
+        ("<script>alert(1)</script>", "row", "only the digits 0-9"),
+        ("<b>7</b>", "row", "only the digits 0-9"),
+    ],
+)
+def test_bad_input_is_reported_never_a_server_error(staff, ids, where, message):
+    response = staff.post(URL, {"ids": ids})
+    assert response.status_code == 200
+    html = response.content.decode()
+    if where == "form":
+        assert not response.context["rows"]
+        assert message in html
+    else:
+        (row,) = response.context["rows"]
+        assert message in row.error
+    assert "<script>alert" not in html and "<b>7</b>" not in html
+
+
+def test_tokens_near_the_epoch_are_not_forced_into_a_reading(staff):
+    (row,) = staff.post(URL, {"ids": "123"}).context["rows"]
+    assert row.error == "" or "neither" in row.error
+
+
+def test_mixin_columns_filter_search_and_panel(staff):
+    product = Product.objects.create(name="teapot")
+    other = Product.objects.create(name="cup")
+    changelist = staff.get(reverse("admin:testapp_product_changelist"))
+    html = changelist.content.decode()
+    assert "created" in html and "worker=3" in html
+    found = staff.get(reverse("admin:testapp_product_changelist"), {"q": str(product.pk)})
+    assert list(found.context["cl"].result_list) == [product]
+    recent = staff.get(reverse("admin:testapp_product_changelist"), {"snowid_created": "1h"})
+    assert set(recent.context["cl"].result_list) == {product, other}
+    change = staff.get(reverse("admin:testapp_product_change", args=[product.pk]))
+    assert "snowid-panel" in change.content.decode() and "worker 3" in change.content.decode()
+    order = ShopOrder.objects.create(user_id=5)
+    orders = staff.get(reverse("admin:testapp_shoporder_changelist"), {"q": str(order.number)})
+    assert list(orders.context["cl"].result_list) == [order]
+    assert ">5<" in orders.content.decode()  # the shard column
+
+
+def test_search_with_words_does_not_fail(staff):
+    Product.objects.create(name="teapot")
+    response = staff.get(reverse("admin:testapp_product_changelist"), {"q": "tea pot"})
+    assert response.status_code == 200
+
+
+def test_static_files_are_collected(tmp_path, settings):
+    from django.contrib.staticfiles import finders
+    from django.core.management import call_command
+
+    settings.STATIC_ROOT = str(tmp_path)
+    settings.DEBUG = False
+    call_command("collectstatic", interactive=False, verbosity=0)
+    assert (tmp_path / "django_snowid" / "decode.css").stat().st_size > 0
+    assert finders.find("django_snowid/decode.css")
+
+
+def test_no_inline_script_or_style_for_a_strict_csp(staff):
+    from pathlib import Path
+
+    import django_snowid
+
+    templates = Path(django_snowid.__file__).parent / "templates"
+    for template in templates.rglob("*.html"):
+        text = template.read_text()
+        assert "<script" not in text and "style=" not in text and "<style" not in text, template
+    html = staff.post(URL, {"ids": "123 456"}).content.decode()
+    assert " style=" not in html.split('id="content-main"')[1]

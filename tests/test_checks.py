@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from django.core import checks
+from django.core.management import call_command
+from django.core.management.base import SystemCheckError
+from django.test import override_settings
+
+
+def ids(**settings) -> list[str]:
+    with override_settings(**settings):
+        return [m.id for m in checks.run_checks() if m.id and m.id.startswith("django_snowid")]
+
+
+def test_defaults_pass():
+    assert ids() == []
+
+
+def test_checks_are_registered_and_stop_the_check_command():
+    with override_settings(SNOWID_WORKER_ID=5000), pytest.raises(SystemCheckError, match="E004"):
+        call_command("check")
+
+
+@pytest.mark.parametrize(
+    "overrides, expected",
+    [
+        ({"SNOWID_EPOCH": "2020-01-01T00:00:00"}, "django_snowid.E001"),
+        ({"SNOWID_EPOCH": "not a date"}, "django_snowid.E001"),
+        ({"SNOWID_EPOCH": datetime.now(timezone.utc) + timedelta(days=1)}, "django_snowid.E002"),
+        (
+            {"SNOWID_LAYOUT": {"time_bits": 42, "node": {"w": 10}, "sequence_bits": 12}},
+            "django_snowid.E003",
+        ),
+        ({"SNOWID_LAYOUT": "no-such-preset"}, "django_snowid.E003"),
+        (
+            {"SNOWID_LAYOUTS": {"bad": {"time_bits": 0, "node": {}, "sequence_bits": 1}}},
+            "django_snowid.E003",
+        ),
+        ({"SNOWID_WORKER_ID": 1024}, "django_snowid.E004"),
+        ({"SNOWID_WORKER_ID": {"datacenter": 1}}, "django_snowid.E004"),
+        ({"SNOWID_WORKER_ID_SOURCE": "zookeeper"}, "django_snowid.E006"),
+        (
+            {"SNOWID_WORKER_ID_SOURCE": "env", "SNOWID_WORKER_ID_ENV": "SNOWID_TEST_UNSET_VAR"},
+            "django_snowid.E006",
+        ),
+        ({"SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS": -1}, "django_snowid.E007"),
+        ({"SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS": "5"}, "django_snowid.E007"),
+    ],
+)
+def test_bad_settings(overrides, expected):
+    assert expected in ids(**overrides)
+
+
+def test_time_bits_exhausted_and_running_out():
+    now = datetime.now(timezone.utc)
+    # 35 bits of ms last about 397 days
+    short = {"time_bits": 35, "node": {"worker": 10}, "sequence_bits": 12}
+    assert "django_snowid.E005" in ids(SNOWID_LAYOUT=short, SNOWID_EPOCH=now - timedelta(days=500))
+    assert "django_snowid.W001" in ids(SNOWID_LAYOUT=short, SNOWID_EPOCH=now - timedelta(days=30))
+    assert ids(SNOWID_LAYOUT="classic", SNOWID_EPOCH=now - timedelta(days=30)) == []
+
+
+def test_worker_id_from_the_environment(monkeypatch):
+    monkeypatch.setenv("SNOWID_TEST_WORKER", "datacenter=2,machine=9")
+    settings = {
+        "SNOWID_WORKER_ID_SOURCE": "env",
+        "SNOWID_WORKER_ID_ENV": "SNOWID_TEST_WORKER",
+        "SNOWID_LAYOUT": "datacenter",
+        "SNOWID_LAYOUTS": {"js": "datacenter", "dc": "datacenter"},
+    }
+    assert ids(**settings) == []
+    monkeypatch.setenv("SNOWID_TEST_WORKER", "seven")
+    assert "django_snowid.E006" in ids(**settings)
+
+
+def test_field_naming_an_unknown_layout():
+    # tests.testapp.Ticket uses the layouts "js" and "dc"
+    assert "django_snowid.E101" in ids(SNOWID_LAYOUTS={"dc": "datacenter"})
+
+
+def test_hint_points_at_the_readme():
+    with override_settings(SNOWID_WORKER_ID=-3):
+        message = next(m for m in checks.run_checks() if m.id == "django_snowid.E004")
+    assert "README" in message.hint and "E004" in message.hint
+    assert "-3" in message.msg

@@ -1,0 +1,72 @@
+"""A forked child must not silently share its parent's worker id."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.test import override_settings
+
+from django_snowid import registry
+from django_snowid.exceptions import StaticWorkerIdAfterFork
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+
+
+def in_child(function) -> str:
+    """Run ``function`` in a forked child; return what it printed or the exception."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            result = f"ok:{function()}"
+        except Exception as exc:
+            result = f"{type(exc).__name__}:{exc}"
+        os.write(write, result.encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        result = pipe.read().decode()
+    os.waitpid(pid, 0)
+    return result
+
+
+def test_static_worker_id_refused_in_a_forked_child():
+    parent_id = registry.get_generator().next_id()
+    result = in_child(lambda: registry.get_generator().next_id())
+    assert result.startswith("StaticWorkerIdAfterFork:"), result
+    assert "gunicorn --preload" in result and "SNOWID_WORKER_ID_SOURCE" in result
+    assert registry.get_generator().next_id() > parent_id  # the parent carries on
+
+
+def test_static_worker_id_refused_even_if_the_parent_issued_nothing():
+    registry.reset()
+    result = in_child(lambda: registry.get_generator().next_id())
+    assert result.startswith("StaticWorkerIdAfterFork:"), result
+
+
+def test_env_worker_id_set_after_the_fork_is_accepted(monkeypatch):
+    monkeypatch.setenv("SNOWID_TEST_WORKER", "7")
+    with override_settings(
+        SNOWID_WORKER_ID_SOURCE="env", SNOWID_WORKER_ID_ENV="SNOWID_TEST_WORKER"
+    ):
+        registry.get_generator().next_id()  # the parent claims worker 7
+
+        def child_with_same_id() -> int:
+            return registry.get_generator().next_id()
+
+        def child_with_own_id() -> int:
+            os.environ["SNOWID_TEST_WORKER"] = "8"  # e.g. gunicorn's post_fork hook
+            return registry.get_layout().decode(registry.get_generator().next_id()).node
+
+        assert in_child(child_with_same_id).startswith("StaticWorkerIdAfterFork:")
+        assert in_child(child_with_own_id) == "ok:8"
+
+
+def test_the_exception_is_ours():
+    assert issubclass(StaticWorkerIdAfterFork, Exception)
+    from django_snowid.exceptions import SnowidError, WorkerIdError
+
+    assert issubclass(StaticWorkerIdAfterFork, WorkerIdError)
+    assert issubclass(WorkerIdError, SnowidError)

@@ -1,0 +1,357 @@
+"""Worker-id leases against real Redis, real databases and real lock files."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+from datetime import datetime, timezone
+
+import pytest
+from django.db import connections
+from django.test import override_settings
+
+import django_snowid
+from django_snowid import registry
+from django_snowid.core.layout import PRESETS, Layout, NodePart
+from django_snowid.exceptions import (
+    WorkerIdError,
+    WorkerIdUnavailable,
+    WorkerLeaseLost,
+    WorkerPoolExhausted,
+)
+from django_snowid.leases.holder import get_lease_store, lease_generator, pool_for
+from tests.support import free_port, redis_caches
+
+# The Redis store falls back to the database when it has no record of a worker id, and
+# the children of the multi-process tests need committed data: every test is transactional.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CLASSIC = PRESETS["classic"]
+TWO_BITS = {"time_bits": 41, "node": {"worker": 2}, "sequence_bits": 12}
+
+STORES = [
+    pytest.param("redis", marks=pytest.mark.redis),
+    "database",
+    "slot",
+]
+
+
+@pytest.fixture
+def source(request, tmp_path):
+    with override_settings(
+        SNOWID_WORKER_ID_SOURCE=request.param,
+        SNOWID_WORKER_SLOT_DIR=str(tmp_path / "slots"),
+        SNOWID_WORKER_LEASE_TTL_S=1.5,
+    ):
+        yield request.param
+    registry.reset()
+
+
+def _issue_50k(source: str) -> tuple[int, list[int]]:
+    generator = lease_generator(CLASSIC, "default", 0, source)
+    ids = generator.next_ids(50_000)
+    connections.close_all()
+    return generator.node, ids
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", STORES, indirect=True)
+def test_eight_processes_take_eight_worker_ids(source):
+    connections.close_all()
+    with multiprocessing.get_context("fork").Pool(8) as pool:
+        results = pool.map(_issue_50k, [source] * 8)
+    nodes = [node for node, _ in results]
+    assert sorted(nodes) == list(range(8)), nodes
+    everything = [i for _, ids in results for i in ids]
+    assert len(everything) == 400_000 and len(set(everything)) == 400_000
+    for node, ids in results:
+        assert {CLASSIC.decode(i).node for i in ids[::5000]} == {node}
+
+
+def _hold_and_issue(source: str, reported, ready) -> None:
+    generator = lease_generator(CLASSIC, "default", 0, source)
+    reported[0] = generator.node
+    ready.set()
+    while True:  # until SIGKILL
+        reported[1] = max(generator.next_ids(100))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", STORES, indirect=True)
+def test_killed_holders_id_is_reused_after_the_ttl(source):
+    connections.close_all()
+    context = multiprocessing.get_context("fork")
+    reported = context.Array("q", [-1, -1])
+    ready = context.Event()
+    holder = context.Process(target=_hold_and_issue, args=(source, reported, ready))
+    holder.start()
+    assert ready.wait(20)
+    time.sleep(0.6)  # at least one heartbeat
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.join()
+    killed_at = datetime.now(timezone.utc)
+    old_node, old_max = reported[0], reported[1]
+    assert old_node == 0 and old_max > 0
+    store = get_lease_store(source)
+    pool = pool_for(CLASSIC, "default", 0)
+    if source != "slot":  # a lock file is free at once; a lease only after its TTL
+        early = lease_generator(CLASSIC, "default", 0, source, heartbeat=False)
+        assert early.node == 1
+        time.sleep(1.6)
+    generator = lease_generator(CLASSIC, "default", 0, source)
+    assert generator.node == old_node  # the dead holder's id, reused
+    first = generator.next_id()
+    assert first > old_max
+    # later than anything the dead holder can have issued, reported or not
+    killed_ms = killed_at.replace(microsecond=killed_at.microsecond // 1000 * 1000)
+    assert CLASSIC.decode(first).time >= killed_ms
+    assert store.name == source and pool.size == 1024
+
+
+def _crash_after_a_heartbeat(source: str, **options) -> int:
+    """Hold worker 0 until its heartbeat has recorded a horizon, then stop renewing
+    without releasing (as a killed process would); wait until the lease expired."""
+    generator = lease_generator(CLASSIC, "default", 0, source, **options)
+    last = max(generator.next_ids(10))
+    lease = generator._guard.__self__  # the WorkerLease behind the generator
+    time.sleep(0.6)  # one heartbeat (every ttl / 3 = 0.5 s)
+    lease._stop.set()
+    lease.generator = None
+    from django_snowid.leases import holder
+
+    holder._held.remove(lease)  # a dead process releases nothing
+    time.sleep(1.6)  # the time-to-live runs out
+    return last
+
+
+def behind(ms: float):
+    return lambda: time.time_ns() - int(ms * 1_000_000)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", STORES[:2], indirect=True)
+def test_new_holder_with_a_clock_behind_waits_or_refuses(source):
+    last = _crash_after_a_heartbeat(source)
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        time.sleep(seconds)
+
+    # The crashed holder may have issued until its horizon (last heartbeat + ttl): a new
+    # holder whose clock is 0.8 s behind waits that gap out...
+    waited = lease_generator(CLASSIC, "default", 0, source, clock=behind(800), sleep=sleep)
+    assert waited.node == 0
+    assert 0.3 < sum(slept) < 1.2, slept
+    assert waited.next_id() > last
+    registry.reset()
+    # ... and one 60 s behind refuses, naming the cause.
+    last = _crash_after_a_heartbeat(source, clock=behind(800))
+    with pytest.raises(WorkerIdError, match="ahead of this host's clock"):
+        lease_generator(CLASSIC, "default", 0, source, clock=behind(60_000), heartbeat=False)
+
+
+@pytest.mark.slow
+@pytest.mark.redis
+def test_redis_down_longer_than_the_ttl_fences_then_recovers(throwaway_redis):
+    with override_settings(
+        CACHES=throwaway_redis.caches(),
+        SNOWID_WORKER_ID_SOURCE="redis",
+        SNOWID_WORKER_LEASE_TTL_S=1.5,
+    ):
+        issued: list[tuple[float, int]] = []
+        refusals: list[str] = []
+
+        def run_for(seconds: float) -> None:
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                try:
+                    issued.append((time.monotonic(), django_snowid.next_id()))
+                except (WorkerLeaseLost, WorkerIdUnavailable) as exc:
+                    refusals.append(type(exc).__name__)
+                    time.sleep(0.01)
+
+        run_for(0.3)
+        throwaway_redis.stop()
+        stopped = time.monotonic()
+        run_for(2.5)
+        assert "WorkerLeaseLost" in refusals
+        # nothing was issued once the lease may have expired
+        assert all(t < stopped + 1.5 for t, _ in issued)
+        throwaway_redis.start()
+        before = len(issued)
+        run_for(0.5)
+        registry.reset()
+    assert len(issued) > before, "issuing resumed after Redis came back"
+    ids = [i for _, i in issued]
+    assert ids == sorted(set(ids)), "an id repeated or went down"
+
+
+def _issue_after_fork(_: int) -> list[int]:
+    ids = django_snowid.next_ids(20_000)
+    connections.close_all()
+    return ids
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", STORES, indirect=True)
+def test_fork_after_first_use(source):
+    parent_first = django_snowid.next_ids(1000)
+    connections.close_all()
+    with multiprocessing.get_context("fork").Pool(3) as pool:
+        children = pool.map(_issue_after_fork, range(3))
+    parent_after = django_snowid.next_ids(1000)
+    everything = parent_first + parent_after + [i for ids in children for i in ids]
+    assert len(set(everything)) == len(everything)
+    nodes = {CLASSIC.decode(ids[0]).node for ids in children}
+    assert len(nodes) == 3 and CLASSIC.decode(parent_first[0]).node not in nodes
+
+
+def _hold(args: tuple[str, object]) -> int:
+    source, release = args
+    layout = Layout(41, (NodePart("worker", 2),), 12)
+    generator = lease_generator(layout, "two", 0, source)
+    release.wait(30)  # type: ignore[attr-defined]
+    return generator.node
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", STORES, indirect=True)
+def test_pool_exhaustion_with_a_two_bit_node(source):
+    layout = Layout(41, (NodePart("worker", 2),), 12)
+    connections.close_all()
+    context = multiprocessing.get_context("fork")
+    with context.Manager() as manager:
+        release = manager.Event()
+        with context.Pool(4) as pool:
+            holders = pool.map_async(_hold, [(source, release)] * 4)
+            deadline = time.monotonic() + 20  # until the four holders hold their leases
+            while len(_live(source)) < 4 and not holders.ready() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            with pytest.raises(WorkerPoolExhausted, match=r"all 4 worker ids are leased \(4 live"):
+                lease_generator(layout, "two", 0, source, heartbeat=False)
+            release.set()
+            assert sorted(holders.get(30)) == [0, 1, 2, 3]
+
+
+def _live(source: str) -> list[int]:
+    if source == "slot":
+        # Count held lock files by trying them.
+        import fcntl
+
+        store = get_lease_store(source)
+        held = []
+        for worker in range(4):
+            path = store._path("two", worker)  # type: ignore[attr-defined]
+            if not os.path.exists(path):
+                continue
+            fd = os.open(path, os.O_RDWR)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            except BlockingIOError:
+                held.append(worker)
+            finally:
+                os.close(fd)
+        return held
+    return [
+        lease.worker
+        for lease in get_lease_store(source).leases("two")
+        if lease.expires_ms > time.time_ns() // 1_000_000
+    ]
+
+
+@pytest.mark.redis
+def test_unreachable_redis_at_lease_time_issues_nothing():
+    with (
+        override_settings(
+            CACHES=redis_caches(f"redis://127.0.0.1:{free_port()}/0"),
+            SNOWID_WORKER_ID_SOURCE="redis",
+        ),
+        pytest.raises(WorkerIdUnavailable, match="unreachable for worker-id leases"),
+    ):
+        django_snowid.next_id()
+
+
+@pytest.mark.redis
+def test_garbage_in_the_pool_key_is_a_clear_error(throwaway_redis):
+    with override_settings(CACHES=throwaway_redis.caches(), SNOWID_WORKER_ID_SOURCE="redis"):
+        store = get_lease_store("redis")
+        key = store.key(pool_for(CLASSIC, "default", 0).name)  # type: ignore[attr-defined]
+        throwaway_redis.client().hset(key, "0", "garbage")
+        with pytest.raises(WorkerIdUnavailable, match="is garbage"):
+            django_snowid.next_id()
+        throwaway_redis.client().delete(key)
+        throwaway_redis.client().set(key, "a string")
+        with pytest.raises(WorkerIdUnavailable, match="refused the worker-id pool key"):
+            django_snowid.next_id()
+
+
+def test_worker_id_outside_the_layout_is_a_check_error():
+    from django.core import checks
+
+    with override_settings(
+        SNOWID_WORKER_ID_SOURCE="slot",
+        SNOWID_LAYOUT="datacenter",
+        SNOWID_LAYOUTS={},
+        SNOWID_WORKER_ID={"datacenter": 40},
+    ):
+        assert "django_snowid.E004" in [m.id for m in checks.run_checks()]
+
+
+@pytest.mark.parametrize("source", STORES, indirect=True)
+def test_named_parts_lease_the_last_part(source):
+    with override_settings(
+        SNOWID_LAYOUT="datacenter", SNOWID_LAYOUTS={}, SNOWID_WORKER_ID={"datacenter": 7}
+    ):
+        decoded = django_snowid.decode(django_snowid.next_id())
+        assert decoded.parts == {"datacenter": 7, "machine": 0}
+        registry.reset()
+
+
+@pytest.mark.redis
+def test_workers_command_lists_live_leases(settings):
+    import json
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    settings.SNOWID_WORKER_ID_SOURCE = "redis"
+    django_snowid.next_id()
+    out = StringIO()
+    call_command("snowid_workers", "--json", stdout=out)
+    rows = json.loads(out.getvalue())
+    assert [(r["pool"], r["worker_id"]) for r in rows] == [("default", 0)]
+    assert rows[0]["owner"].endswith(f":{os.getpid()}") and rows[0]["expires_in_s"] > 0
+    registry.reset()  # releases the lease
+    out = StringIO()
+    call_command("snowid_workers", stdout=out)
+    assert "No live worker-id leases" in out.getvalue()
+
+
+def test_unreachable_database_at_lease_time_and_for_order_numbers():
+    """A database store that cannot be reached is a clear error; nothing is issued."""
+    from django.db import connection
+
+    from django_snowid.core.orderformat import OrderNumberFormat
+    from django_snowid.exceptions import OrderNumberUnavailable
+    from django_snowid.ordernumbers.issuer import StreamIssuer
+
+    saved = dict(connection.settings_dict)
+    connection.close()
+    if connection.vendor == "sqlite":
+        connection.settings_dict["NAME"] = "/nonexistent-dir/snowid.sqlite3"
+    else:
+        connection.settings_dict["PORT"] = str(free_port())
+    try:
+        with pytest.raises(WorkerIdUnavailable, match="unreachable for worker-id leases"):
+            lease_generator(CLASSIC, "default", 0, "database", heartbeat=False)
+        with override_settings(SNOWID_ORDER_BACKEND="database"):
+            issuer = StreamIssuer("down", OrderNumberFormat())
+            with pytest.raises(OrderNumberUnavailable, match="unreachable for order numbers"):
+                issuer.next_number(1)
+    finally:
+        connection.close()
+        connection.settings_dict.update(saved)

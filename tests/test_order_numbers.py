@@ -1,0 +1,277 @@
+"""OrderNumberField against a real Redis and real databases."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.test import override_settings
+
+from django_snowid.exceptions import (
+    InvalidShardValue,
+    OrderClockBehind,
+    OrderNumberError,
+    OrderNumberUnavailable,
+    OrderSecondFull,
+)
+from django_snowid.fields import OrderNumberField
+from django_snowid.ordernumbers.issuer import get_store
+from tests.support import free_port, redis_caches
+from tests.testapp.models import DecimalOrder, ShopOrder, TinyOrder
+
+pytestmark = pytest.mark.django_db
+
+
+def failing_create(model, **values):
+    """create() in a savepoint of its own: an exception inside save() marks the
+    surrounding transaction for rollback, as Django does for any error there."""
+    with transaction.atomic():
+        return model.objects.create(**values)
+
+
+def field_of(model) -> OrderNumberField:
+    return model._meta.get_field("number")
+
+
+def position_now(fmt) -> int:
+    return fmt.local_second(datetime.now(timezone.utc))
+
+
+def test_save_fills_a_readable_shard_routed_number(backend):
+    before = datetime.now(timezone.utc).replace(microsecond=0)
+    order = ShopOrder.objects.create(user_id=1820)
+    decoded = field_of(ShopOrder).decode(order.number)
+    assert before <= decoded.time <= datetime.now(timezone.utc)
+    assert order.number % 16 == 1820 % 16 == decoded.shard
+    assert field_of(ShopOrder).shard_of(order.number) == 12
+    assert decoded.sequence >= 1
+    assert ShopOrder.objects.get(pk=order.pk).number == order.number
+
+
+def test_numbers_increase_and_never_repeat(backend):
+    numbers = [ShopOrder.objects.create(user_id=i).number for i in range(60)]
+    positions = [field_of(ShopOrder).format.position(n) for n in numbers]
+    assert positions == sorted(set(positions))
+    assert len(set(numbers)) == 60
+
+
+def test_decimal_packing(backend):
+    order = DecimalOrder.objects.create(user_id=4207)
+    text = str(order.number).zfill(19)
+    assert text[:12] == datetime.now(timezone.utc).strftime("%y%m%d%H%M%S")[:10] + text[10:12]
+    assert order.number % 100 == 7
+    assert field_of(DecimalOrder).decode(order.number).shard == 7
+
+
+def test_streams_are_independent(backend):
+    a = ShopOrder.objects.create(user_id=1)
+    b = DecimalOrder.objects.create(user_id=1)
+    c = ShopOrder.objects.create(user_id=1)
+    assert (
+        field_of(ShopOrder).decode(c.number).sequence
+        == field_of(ShopOrder).decode(a.number).sequence + 1
+        or field_of(ShopOrder).decode(c.number).time > field_of(ShopOrder).decode(a.number).time
+    )
+    assert field_of(DecimalOrder).decode(b.number).sequence >= 1
+
+
+def test_bulk_create_reserves_blocks(backend):
+    objs = ShopOrder.objects.bulk_create([ShopOrder(user_id=i) for i in range(500)])
+    numbers = [o.number for o in objs]
+    assert None not in numbers and numbers == sorted(set(numbers))
+    assert [n % 16 for n in numbers] == [i % 16 for i in range(500)]
+    assert ShopOrder.objects.count() == 500
+
+
+@pytest.mark.redis
+def test_bulk_create_costs_one_round_trip_per_block(throwaway_redis):
+    client = throwaway_redis.client()
+    with override_settings(CACHES=throwaway_redis.caches(), SNOWID_ORDER_BACKEND="redis"):
+        ShopOrder.objects.create(user_id=1)  # recovery and script loading happen here
+        client.config_resetstat()
+        ShopOrder.objects.bulk_create([ShopOrder(user_id=i) for i in range(300)])
+        calls = client.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0)
+    assert 1 <= calls <= 2  # 2 only if the block met the end of a second
+
+
+def test_the_cap_moves_on_to_the_next_second_without_spilling(backend):
+    fmt = field_of(TinyOrder).format
+    assert fmt.max_sequence == 7
+    # Start at the beginning of a second so that 7 + 3 saves straddle exactly one boundary.
+    time.sleep(1 - time.time() % 1 + 0.01)
+    orders = [TinyOrder.objects.create(user_id=13) for _ in range(10)]
+    decoded = [fmt.decode(o.number) for o in orders]
+    assert all(1 <= d.sequence <= 7 for d in decoded)
+    assert all(d.shard == 13 for d in decoded)  # nothing spilled into the shard bits
+    seconds = [d.time for d in decoded]
+    assert seconds == sorted(seconds) and len(set(seconds)) >= 2
+    assert seconds.count(seconds[0]) <= 7
+    numbers = [o.number for o in orders]
+    assert numbers == sorted(set(numbers))
+
+
+def test_a_full_second_raises_when_told_to(backend):
+    time.sleep(1 - time.time() % 1 + 0.01)
+    with override_settings(SNOWID_ORDER_WHEN_FULL="raise"):
+        for _ in range(7):
+            TinyOrder.objects.create(user_id=1)
+        count = TinyOrder.objects.count()
+        with pytest.raises(OrderSecondFull, match="All 7 order numbers of this second"):
+            failing_create(TinyOrder, user_id=1)
+    assert TinyOrder.objects.count() == count
+
+
+def test_clock_behind_continues_within_the_bound_and_refuses_beyond(backend):
+    field = field_of(ShopOrder)
+    fmt = field.format
+    first = ShopOrder.objects.create(user_id=2)
+    store = get_store()
+    ahead = position_now(fmt) + 3  # as if the store's clock had stepped back 3 s
+    store.raise_to(field.stream, (ahead, 40))
+    after = ShopOrder.objects.create(user_id=2)
+    assert after.number > first.number
+    assert fmt.position(after.number) == (ahead, 41)
+
+    store.raise_to(field.stream, (position_now(fmt) + 60, 1))
+    count = ShopOrder.objects.count()
+    with pytest.raises(OrderClockBehind, match="behind the last number"):
+        failing_create(ShopOrder, user_id=2)
+    assert ShopOrder.objects.count() == count
+
+
+def test_missing_state_is_recovered_from_the_database_first(backend):
+    field = field_of(ShopOrder)
+    fmt = field.format
+    # A number issued "in the future" (a store whose clock ran ahead), then the store forgets.
+    future = fmt.compose(position_now(fmt) + 2, 900, 5)
+    ShopOrder.objects.create(user_id=5, number=future)
+    forget(field.stream)
+    order = ShopOrder.objects.create(user_id=5)
+    assert order.number > future
+    assert get_store().read(field.stream) == fmt.position(order.number)
+
+
+def forget(stream: str) -> None:
+    store = get_store()
+    if store.name == "redis":
+        (store._client or store._connect()).delete(store.key(stream))
+    else:
+        from django_snowid.models import OrderStreamState
+
+        OrderStreamState.objects.filter(name=stream).delete()
+
+
+def test_a_collision_is_retried_with_a_new_number(backend):
+    field = field_of(ShopOrder)
+    fmt = field.format
+    second = position_now(fmt) + 2
+    taken = fmt.compose(second, 1, 9)
+    ShopOrder.objects.create(user_id=9, number=taken)
+    # The store "lost" that write: it will hand out (second, 1) again.
+    forget(field.stream)
+    get_store().raise_to(field.stream, (second, 0))
+    with transaction.atomic():  # inside a transaction the retry uses a savepoint
+        order = ShopOrder.objects.create(user_id=9)
+    assert order.number == fmt.compose(second, 2, 9)
+    forget(field.stream)
+    get_store().raise_to(field.stream, (second, 1))
+    order = ShopOrder.objects.create(user_id=9)  # autocommit: no savepoint needed
+    assert fmt.position(order.number) == (second, 3)
+
+
+def test_retries_are_bounded(backend):
+    field = field_of(ShopOrder)
+    fmt = field.format
+    second = position_now(fmt) + 2
+    ShopOrder.objects.create(user_id=9, number=fmt.compose(second, 1, 9))
+    forget(field.stream)
+    get_store().raise_to(field.stream, (second, 0))
+    with override_settings(SNOWID_ORDER_INSERT_RETRIES=0), pytest.raises(IntegrityError):
+        failing_create(ShopOrder, user_id=9)
+
+
+@pytest.mark.parametrize("user_id", [None, -1])
+def test_bad_shard_values_write_nothing(backend, user_id):
+    with pytest.raises(InvalidShardValue, match="user_id"):
+        failing_create(ShopOrder, user_id=user_id)
+    assert ShopOrder.objects.count() == 0
+
+
+@pytest.mark.redis
+def test_unreachable_redis_writes_nothing():
+    with override_settings(
+        CACHES=redis_caches(f"redis://127.0.0.1:{free_port()}/0"), SNOWID_ORDER_BACKEND="redis"
+    ):
+        with pytest.raises(OrderNumberUnavailable, match="unreachable"):
+            failing_create(ShopOrder, user_id=1)
+        with pytest.raises(OrderNumberUnavailable), transaction.atomic():
+            ShopOrder.objects.bulk_create([ShopOrder(user_id=1)])
+    assert ShopOrder.objects.count() == 0
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize("disaster", ["restart", "flushall"])
+def test_redis_restart_or_flush_mid_stream_repeats_nothing(throwaway_redis, disaster):
+    with override_settings(CACHES=throwaway_redis.caches(), SNOWID_ORDER_BACKEND="redis"):
+        numbers = [ShopOrder.objects.create(user_id=3).number for _ in range(5)]
+        if disaster == "restart":
+            throwaway_redis.restart()
+        else:
+            throwaway_redis.client().flushall()
+        numbers += [ShopOrder.objects.create(user_id=3).number for _ in range(5)]
+    assert numbers == sorted(set(numbers))
+    stored = set(ShopOrder.objects.values_list("number", flat=True))
+    assert stored == set(numbers)
+
+
+@pytest.mark.redis
+def test_garbage_in_the_key_is_a_clear_error(throwaway_redis):
+    field = field_of(ShopOrder)
+    with override_settings(CACHES=throwaway_redis.caches(), SNOWID_ORDER_BACKEND="redis"):
+        key = get_store().key(field.stream)
+        throwaway_redis.client().set(key, "garbage")
+        with pytest.raises(OrderNumberError, match=f"order-number key '{key}'"):
+            failing_create(ShopOrder, user_id=1)
+        throwaway_redis.client().delete(key)
+        throwaway_redis.client().hset(key, mapping={"sec": "x", "seq": "1"})
+        with pytest.raises(OrderNumberError, match="does not hold an order-number state"):
+            failing_create(ShopOrder, user_id=1)
+    assert ShopOrder.objects.count() == 0
+
+
+def test_store_matches_the_table(backend):
+    ShopOrder.objects.bulk_create([ShopOrder(user_id=i) for i in range(20)])
+    ShopOrder.objects.create(user_id=1)
+    largest = ShopOrder.objects.aggregate(m=Max("number"))["m"]
+    field = field_of(ShopOrder)
+    assert get_store().read(field.stream) == field.format.position(largest)
+
+
+def test_random_start_hides_the_volume(backend):
+    time.sleep(1 - time.time() % 1 + 0.01)
+    with override_settings(SNOWID_ORDER_RANDOM_START=5000):
+        order = ShopOrder.objects.create(user_id=1)
+    assert 1 <= field_of(ShopOrder).decode(order.number).sequence <= 5001
+    # (a number restarting at 1 every second would fail this about once in 5,000 runs)
+
+
+def test_dst_zone_is_a_check_error_unless_allowed():
+    from django.core import checks
+
+    with override_settings(SNOWID_ORDER_ZONE="Europe/Paris"):
+        ids = [m.id for m in checks.run_checks()]
+        assert "django_snowid.E203" in ids
+        with override_settings(SNOWID_ORDER_ALLOW_DST=True):
+            assert "django_snowid.E203" not in [m.id for m in checks.run_checks()]
+
+
+def test_datetime_of_numbers_is_aware_utc():
+    fmt = field_of(ShopOrder).format
+    number = fmt.compose(fmt.local_second(datetime(2030, 1, 2, 3, 4, 5, tzinfo=timezone.utc)), 1)
+    assert fmt.decode(number).time == datetime(2030, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+    assert fmt.decode(number).time - datetime(2030, 1, 2, tzinfo=timezone.utc) == timedelta(
+        hours=3, minutes=4, seconds=5
+    )

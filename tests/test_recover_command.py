@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.test import override_settings
+
+from django_snowid.ordernumbers.issuer import get_store
+from tests.support import free_port, redis_caches
+from tests.testapp.models import ShopOrder, Ticket, TinyOrder
+
+pytestmark = pytest.mark.django_db
+
+
+def recover(*args: str) -> str:
+    out = StringIO()
+    call_command("snowid_recover", *args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def stream_of(model):
+    field = model._meta.get_field("number")
+    return field.stream, field.format
+
+
+def test_raises_the_store_to_the_database_maximum(backend):
+    stream, fmt = stream_of(ShopOrder)
+    ahead = fmt.local_second(datetime.now(timezone.utc)) + 3
+    ShopOrder.objects.create(user_id=1, number=fmt.compose(ahead, 77, 1))
+    text = recover("--dry-run")
+    assert "would raise" in text and "Dry run" in text
+    assert get_store().read(stream) is None  # dry run wrote nothing
+    text = recover()
+    assert "testapp.ShopOrder.number" in text and "raised" in text
+    assert get_store().read(stream) == (ahead, 77)
+    # running again changes nothing, and it never lowers the store
+    get_store().raise_to(stream, (ahead + 1, 5))
+    assert "unchanged" in recover("testapp.ShopOrder")
+    assert get_store().read(stream) == (ahead + 1, 5)
+
+
+def test_labels_limit_the_streams(backend):
+    data = json.loads(recover("testapp.TinyOrder", "--json"))
+    assert [row["field"] for row in data["streams"]] == ["testapp.TinyOrder.number"]
+    assert get_store().read(stream_of(TinyOrder)[0]) == (0, 0)  # empty table: initialised
+    assert get_store().read(stream_of(ShopOrder)[0]) is None
+    with pytest.raises(CommandError, match="'nope' is not an installed app label"):
+        recover("nope")
+    with pytest.raises(CommandError, match="not an installed model"):
+        recover("testapp.Nope")
+
+
+def test_new_numbers_follow_the_recovered_ones(backend):
+    _, fmt = stream_of(ShopOrder)
+    ahead = fmt.local_second(datetime.now(timezone.utc)) + 2
+    top = ShopOrder.objects.create(user_id=1, number=fmt.compose(ahead, 500, 1))
+    recover()
+    assert ShopOrder.objects.create(user_id=1).number > top.number
+
+
+@pytest.mark.redis
+def test_unreachable_store_exits_1():
+    with (
+        override_settings(
+            CACHES=redis_caches(f"redis://127.0.0.1:{free_port()}/0"), SNOWID_ORDER_BACKEND="redis"
+        ),
+        pytest.raises(CommandError, match="unreachable"),
+    ):
+        recover()
+
+
+def test_reports_snowflake_columns_ahead_of_the_clock():
+    from django_snowid.registry import get_layout
+
+    layout = get_layout("js")
+    tick = layout.tick_at(datetime.now(timezone.utc) + timedelta(hours=1))
+    Ticket.objects.create(pk=layout.compose(tick, 3, 0))
+    err = StringIO()
+    with override_settings(SNOWID_ORDER_BACKEND="database"):
+        call_command("snowid_recover", stdout=StringIO(), stderr=err)
+    assert "testapp.Ticket.id" in err.getvalue() and "ahead of this host's clock" in err.getvalue()

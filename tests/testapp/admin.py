@@ -1,0 +1,18 @@
+from django.contrib import admin
+
+from django_snowid.admin import SnowflakeAdminMixin, SnowflakeModelAdmin
+
+from .models import DecimalOrder, Product, ShopOrder
+
+
+@admin.register(Product)
+class ProductAdmin(SnowflakeModelAdmin):
+    list_display = ["name"]
+
+
+@admin.register(ShopOrder)
+class ShopOrderAdmin(SnowflakeAdminMixin, admin.ModelAdmin):
+    list_display = ["number", "user_id"]
+
+
+admin.site.register(DecimalOrder)

@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+from django.db import models
+
+from django_snowid.fields import (
+    OrderNumberField,
+    OrderNumberQuerySet,
+    SnowflakeAutoField,
+    SnowflakeField,
+)
+
+
+class Product(models.Model):
+    """Gets a SnowflakeAutoField from DEFAULT_AUTO_FIELD."""
+
+    name = models.CharField(max_length=100)
+
+
+class Tag(models.Model):
+    name = models.CharField(max_length=50)
+    products = models.ManyToManyField(Product, related_name="tags")
+
+
+class Review(models.Model):
+    product = models.ForeignKey(Product, on_delete=models.CASCADE, related_name="reviews")
+    text = models.CharField(max_length=100, blank=True)
+
+
+class Ticket(models.Model):
+    """An explicit pk with another layout, and a non-pk Snowflake column."""
+
+    id = SnowflakeAutoField(primary_key=True, layout="js")
+    public_id = SnowflakeField(layout="dc")
+    title = models.CharField(max_length=100, blank=True)
+
+
+class PlainAuto(models.Model):
+    """The BigAutoField baseline."""
+
+    id = models.BigAutoField(primary_key=True)
+    name = models.CharField(max_length=100)
+
+
+class Legacy(models.Model):
+    """Migrated from BigAutoField to SnowflakeAutoField (migrations 0001 -> 0002)."""
+
+    id = SnowflakeAutoField(primary_key=True)
+    name = models.CharField(max_length=100)
+
+
+class LegacyChild(models.Model):
+    parent = models.ForeignKey(Legacy, on_delete=models.CASCADE, related_name="children")
+
+
+class ShopOrder(models.Model):
+    """Binary packing with the default widths: 14 sequence bits, 4 shard bits."""
+
+    id = models.BigAutoField(primary_key=True)
+    user_id = models.BigIntegerField(null=True)
+    number = OrderNumberField(shard_from="user_id")
+
+    objects = OrderNumberQuerySet.as_manager()
+
+
+class DecimalOrder(models.Model):
+    id = models.BigAutoField(primary_key=True)
+    user_id = models.BigIntegerField()
+    number = OrderNumberField(shard_from="user_id", packing="decimal")
+
+
+class TinyOrder(models.Model):
+    """A 3-bit sequence: seven numbers a second."""
+
+    id = models.BigAutoField(primary_key=True)
+    user_id = models.BigIntegerField()
+    number = OrderNumberField(shard_from="user_id", sequence_bits=3, stream="tiny")
