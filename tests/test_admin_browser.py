@@ -46,10 +46,15 @@ def log_in(page, live_server, username: str, password: str) -> None:
     page.goto(f"{live_server.url}/admin/login/?next=/admin/")
     page.fill("#id_username", username)
     page.fill("#id_password", password)
-    page.click("input[type=submit]")
+    # Every step that submits a form waits for the answer to load: reading the page before
+    # then would read the old one.
+    with page.expect_navigation():
+        page.click("input[type=submit]")
 
 
 def test_staff_decodes_three_kinds_of_ids(page, live_server, settings, tmp_path):
+    from playwright.sync_api import expect
+
     settings.SNOWID_ORDER_BACKEND = "database"
     staff = User.objects.create_user("staff", password="pw-staff", is_staff=True)
     staff.user_permissions.set(Permission.objects.filter(content_type__app_label="testapp"))
@@ -58,13 +63,15 @@ def test_staff_decodes_three_kinds_of_ids(page, live_server, settings, tmp_path)
     decimal = DecimalOrder.objects.create(user_id=42)
 
     log_in(page, live_server, "staff", "pw-staff")
-    page.get_by_role("link", name="Decode ids and order numbers").click()
+    with page.expect_navigation():
+        page.get_by_role("link", name="Decode ids and order numbers").click()
     assert page.url.endswith("/admin/django_snowid/iddecoder/")
     page.fill("#id_ids", f"{product.pk}\n{order.number}, {decimal.number}")
-    page.click("input[name=decode]")
+    with page.expect_navigation():
+        page.click("input[name=decode]")
 
     results = page.locator("section.snowid-result")
-    assert results.count() == 3
+    expect(results).to_have_count(3)
     first, second, third = (results.nth(i) for i in range(3))
     assert first.locator("td[data-part=worker]").inner_text() == "3"
     assert "Snowflake" in first.locator(".snowid-reading").inner_text()
@@ -83,10 +90,12 @@ def test_staff_decodes_three_kinds_of_ids(page, live_server, settings, tmp_path)
 
 
 def test_non_staff_user_is_refused(page, live_server):
+    from playwright.sync_api import expect
+
     User.objects.create_user("customer", password="pw-customer")
     log_in(page, live_server, "customer", "pw-customer")
     assert "/admin/login/" in page.url
-    assert "staff account" in page.content()
+    expect(page.locator("#content-main, .errornote").first).to_contain_text("staff account")
     page.goto(f"{live_server.url}/admin/django_snowid/iddecoder/")
     assert "/admin/login/" in page.url
     assert page.locator("#snowid-decode-form").count() == 0
