@@ -130,7 +130,7 @@ def multi(kind: str, seconds: float, processes: int = 4) -> float:
 
 
 # -------------------------------------------------------------- database part
-def database_part(creates: int, repeat: int) -> dict[str, float]:
+def database_part(creates: int, repeat: int, raw: RawEvalsha) -> dict[str, float]:
     from django.db import connection
 
     old = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
@@ -146,15 +146,22 @@ def database_part(creates: int, repeat: int) -> dict[str, float]:
 
         NumberedOrder.objects.create(user_id=0)  # recovery, script loading
         results: dict[str, list[float]] = {}
+
+        def plain_after_round_trip(i: int) -> None:
+            raw()  # the floor of any number drawn from Redis before the INSERT
+            PlainOrder.objects.create(user_id=i)
+
         for _ in range(repeat):
-            plain, numbered = interleaved_rates(
+            plain, floor, numbered = interleaved_rates(
                 [
                     lambda i: PlainOrder.objects.create(user_id=i),
+                    plain_after_round_trip,
                     lambda i: NumberedOrder.objects.create(user_id=i),
                 ],
                 creates,
             )
             results.setdefault("plain", []).append(creates / plain)  # seconds in all
+            results.setdefault("create_floor", []).append(creates / floor)
             results.setdefault("numbered", []).append(creates / numbered)
         with override_settings(SNOWID_ORDER_BACKEND="database"):
             fmt = OrderNumberFormat()
@@ -177,7 +184,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--creates", type=int, default=2000)
+    parser.add_argument("--creates", type=int, default=3000)
     args = parser.parse_args()
     s, r = args.seconds, args.repeat
     setup_django()
@@ -212,7 +219,7 @@ def main() -> int:
 
         batch = median(batch_rate)
         try:
-            db = database_part(args.creates, r)
+            db = database_part(args.creates, r, raw)
         except Exception as exc:  # PostgreSQL missing: say so, measure the rest
             print(f"(database part not measured: {exc!r})", file=sys.stderr)
             db = {}
@@ -245,6 +252,12 @@ def main() -> int:
         print(f"\n{'PostgreSQL':<48} {'per second':>12} {'ratio':>9}")
         print("-" * 71)
         print(f"{'create(), no order number':<48} {args.creates / plain_t:>12,.0f} {1:>8.2f}x")
+        floor_t = db["create_floor"]
+        print(
+            f"{'create() after a bare-socket EVALSHA (floor)':<48} "
+            f"{args.creates / floor_t:>12,.0f} "
+            f"{plain_t / floor_t:>8.2f}x   (time {floor_t / plain_t:.2f}x)"
+        )
         print(
             f"{'create(), OrderNumberField (Redis)':<48} {args.creates / numbered_t:>12,.0f} "
             f"{plain_t / numbered_t:>8.2f}x   (time {numbered_t / plain_t:.2f}x)"

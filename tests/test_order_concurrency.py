@@ -70,7 +70,7 @@ def test_processes_and_threads_save_orders_without_duplicates(backend):
 def test_database_store_under_threads():
     """8 threads reserving from one stream of the database store, on every backend."""
     from django_snowid.core.sequence import Reserved
-    from django_snowid.ordernumbers.stores import DatabaseOrderStore
+    from django_snowid.ordernumbers.stores import DatabaseOrderStore, ReserveArgs
 
     store = DatabaseOrderStore()
     store.raise_to("threads", (0, 0))
@@ -81,7 +81,8 @@ def test_database_store_under_threads():
         try:
             for _ in range(100):
                 outcome = store.reserve(
-                    "threads", offset=0, cap=16_383, count=2, first_sequence=1, max_lead=5
+                    "threads",
+                    ReserveArgs(offset=0, cap=16_383, count=2, first_sequence=1, max_lead=5),
                 )
                 assert isinstance(outcome, Reserved)
                 results[index].extend(

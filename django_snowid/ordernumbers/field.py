@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Any
 
 from django.core import checks
 from django.core.signals import setting_changed
 from django.db import IntegrityError, models, transaction
+from django.db.models.signals import pre_save
 from django.dispatch import receiver
 
 from ..conf import conf
 from ..core.orderformat import DecodedOrderNumber, OrderNumberFormat, zone_has_dst
 from ..exceptions import InvalidShardValue, LayoutError
 from ..fieldflags import drop_generated_defaults
-from .issuer import BACKENDS, get_issuer
+from .issuer import BACKENDS, StreamIssuer, get_issuer
 
 __all__ = ["OrderNumberField", "OrderNumberQuerySet", "assign_order_numbers"]
 
@@ -65,7 +67,7 @@ class OrderNumberField(models.BigIntegerField):
             "zone": zone,
         }
         self._cached_format: tuple[int, OrderNumberFormat] | None = None
-        self._cached_issuer: tuple[int, Any] | None = None
+        self._cached_issuer: tuple[int, StreamIssuer] | None = None
         kwargs.setdefault("unique", True)
         kwargs.setdefault("editable", False)
         super().__init__(*args, **kwargs)
@@ -99,13 +101,15 @@ class OrderNumberField(models.BigIntegerField):
     def shard_value(self, instance: models.Model, fmt: OrderNumberFormat | None = None) -> int:
         if self.shard_from is None:
             return 0
-        label = f"{type(instance).__name__}.{self.shard_from}"
         try:
             value = getattr(instance, self.shard_from)
         except AttributeError:
             raise InvalidShardValue(
                 f"shard_from={self.shard_from!r}: {type(instance).__name__} has no such attribute."
             ) from None
+        if type(value) is int and value >= 0:  # the common case, checked first
+            return (fmt or self.format).shard_of_user(value)
+        label = f"{type(instance).__name__}.{self.shard_from}"
         if value is None:
             raise InvalidShardValue(
                 f"{label} is None: an order number needs it to carry the shard. "
@@ -118,13 +122,16 @@ class OrderNumberField(models.BigIntegerField):
             )
         return (fmt or self.format).shard_of_user(value)
 
-    def new_number(self, instance: models.Model) -> int:
+    def _issuer(self) -> StreamIssuer:
         cached = self._cached_issuer
         if cached is not None and cached[0] == _settings_generation[0]:
-            issuer = cached[1]
-        else:
-            issuer = get_issuer(self.stream, self.format)
-            self._cached_issuer = (_settings_generation[0], issuer)
+            return cached[1]
+        issuer = get_issuer(self.stream, self.format)
+        self._cached_issuer = (_settings_generation[0], issuer)
+        return issuer
+
+    def new_number(self, instance: models.Model) -> int:
+        issuer = self._issuer()
         return issuer.next_number(self.shard_value(instance, issuer.format))
 
     def new_numbers(self, instances: list[models.Model]) -> list[int]:
@@ -132,10 +139,21 @@ class OrderNumberField(models.BigIntegerField):
         shards = [self.shard_value(obj, fmt) for obj in instances]
         return get_issuer(self.stream, fmt).next_numbers(shards)
 
+    def send_ahead(self, instance: models.Model) -> None:
+        """Send the reservation of ``instance``'s number before its INSERT is compiled."""
+        issuer = self._issuer()
+        sent = issuer.send_next()
+        if sent is not None:
+            _sent_ahead.put(instance, self, issuer, sent)
+
     def pre_save(self, model_instance: models.Model, add: bool) -> Any:
         value = getattr(model_instance, self.attname)
         if add and value is None:
-            value = self.new_number(model_instance)
+            issuer = self._issuer()
+            sent_by, sent = _sent_ahead.take(model_instance, self)
+            if sent_by is not issuer:  # nothing sent ahead, or the settings changed since
+                sent = None
+            value = issuer.next_number(self.shard_value(model_instance, issuer.format), sent)
             setattr(model_instance, self.attname, value)
         return value
 
@@ -228,6 +246,68 @@ def _new_settings_generation(*, setting: str, **kwargs: object) -> None:
         _settings_generation[0] += 1
 
 
+class _SentAhead(threading.local):
+    """Reservations sent when a save started, waiting for their field's ``pre_save()``.
+
+    Per thread: the signal and the INSERT of one save run in the same thread. An entry
+    whose save failed in between is never taken; its number is a gap. The newest
+    ``LIMIT`` entries are kept, so such leftovers cannot pile up.
+    """
+
+    LIMIT = 16
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[models.Model, OrderNumberField, StreamIssuer, object]] = []
+
+    def put(
+        self, instance: models.Model, field: OrderNumberField, issuer: StreamIssuer, sent: object
+    ) -> None:
+        entries = self.entries
+        if entries:
+            self.take(instance, field)  # the same save tried again: its earlier number is a gap
+            del entries[: 1 - self.LIMIT]
+        entries.append((instance, field, issuer, sent))
+
+    def take(
+        self, instance: models.Model, field: OrderNumberField
+    ) -> tuple[StreamIssuer | None, object]:
+        for index, (their_instance, their_field, issuer, sent) in enumerate(self.entries):
+            if their_instance is instance and their_field is field:
+                del self.entries[index]
+                return issuer, sent
+        return None, None
+
+
+_sent_ahead = _SentAhead()
+_ORDER_FIELDS = "_snowid_order_fields"
+
+
+@receiver(pre_save, dispatch_uid="django_snowid.send_order_numbers_ahead")
+def _send_order_numbers_ahead(
+    sender: type[models.Model],
+    instance: models.Model,
+    raw: bool,
+    update_fields: Any = None,
+    **kwargs: Any,
+) -> None:
+    """Start reserving a new row's order numbers when its ``save()`` starts.
+
+    The Redis round trip then overlaps Django's work up to the INSERT, where the
+    field's ``pre_save()`` reads the reply. Stores without that ability (the database
+    store) issue in ``pre_save()`` as before.
+    """
+    fields = sender.__dict__.get(_ORDER_FIELDS)
+    if fields is None:
+        # Cached in the class's own namespace: a subclass computes its own.
+        fields = tuple(f for f in sender._meta.concrete_fields if isinstance(f, OrderNumberField))
+        setattr(sender, _ORDER_FIELDS, fields)
+    if not fields or raw or update_fields is not None or not instance._state.adding:
+        return
+    for field in fields:
+        if getattr(instance, field.attname) is None:
+            field.send_ahead(instance)
+
+
 def _install_insert_retry(model: type[models.Model]) -> None:
     """Let the database be the last line of defence for the model's order numbers.
 
@@ -242,8 +322,10 @@ def _install_insert_retry(model: type[models.Model]) -> None:
 
     def _do_insert(self: models.Model, manager: Any, using: str, fields: Any, *args: Any) -> Any:
         order_fields = [f for f in fields if isinstance(f, OrderNumberField)]
-        retries = int(conf.ORDER_INSERT_RETRIES) if order_fields else 0
-        for attempt in range(retries + 1):
+        if not order_fields:  # another table of a multi-table model
+            return original(self, manager, using, fields, *args)
+        attempt = 0
+        while True:
             try:
                 if not transaction.get_connection(using).in_atomic_block:
                     return original(self, manager, using, fields, *args)
@@ -255,11 +337,11 @@ def _install_insert_retry(model: type[models.Model]) -> None:
                     for f in order_fields
                     if manager.using(using).filter(**{f.attname: getattr(self, f.attname)}).exists()
                 ]
-                if not taken or attempt == retries:
+                if not taken or attempt >= int(conf.ORDER_INSERT_RETRIES):
                     raise
+                attempt += 1
                 for field in taken:
                     setattr(self, field.attname, field.new_number(self))
-        raise AssertionError("unreachable")
 
     model._do_insert = _do_insert  # type: ignore[method-assign]
     setattr(model, _RETRY_INSTALLED, model)

@@ -15,9 +15,16 @@ from django.dispatch import receiver
 
 from ..conf import conf
 from ..core.orderformat import OrderNumberFormat
-from ..core.sequence import ClockBehind, Outcome, Reserved, SecondFull
+from ..core.sequence import ClockBehind, Reserved, SecondFull
 from ..exceptions import OrderClockBehind, OrderNumberError, OrderSecondFull
-from .stores import MISSING, DatabaseOrderStore, OrderStore, Position, RedisOrderStore
+from .stores import (
+    MISSING,
+    DatabaseOrderStore,
+    OrderStore,
+    Position,
+    RedisOrderStore,
+    ReserveArgs,
+)
 
 if TYPE_CHECKING:
     from .field import OrderNumberField
@@ -103,18 +110,34 @@ class StreamIssuer:
         self._max_lead = lead + DST_EXTRA_LEAD_S if conf.ORDER_ALLOW_DST else lead
         self._raise_when_full = conf.ORDER_WHEN_FULL == "raise"
         self._max_wait_s = conf.ORDER_MAX_WAIT_MS / 1000
+        # The arguments of a one-number reservation, when they never change.
+        self._one = None if self._random_start or not self._utc else self._args(1)
 
-    def next_number(self, shard: int = 0) -> int:
+    def next_number(self, shard: int = 0, sent: object = None) -> int:
+        """The next number of the stream, for a user of shard value ``shard``.
+
+        ``sent`` is what :meth:`send_next` returned for this number, if it was sent ahead.
+        """
         # The common case in one reservation and no list; anything else (a full second,
         # recovery, errors) goes through next_numbers(), which nothing was issued for yet.
-        outcome = self._reserve(1)
+        if sent is not None:
+            outcome = self._store.reserve_result(sent)  # type: ignore[attr-defined]
+        else:
+            outcome = self._store.reserve(self.stream, self._one or self._args(1))
         if type(outcome) is Reserved:
             return self._compose(outcome.local_second, outcome.first_sequence, shard)
         return self.next_numbers([shard])[0]
 
-    def _reserve(self, count: int) -> Outcome | object:
-        return self._store.reserve(
-            self.stream,
+    def send_next(self) -> object:
+        """Send the reservation of one number now, if the store can answer later (Redis).
+
+        Returns what :meth:`next_number` takes as ``sent``, or ``None``.
+        """
+        send = getattr(self._store, "send_reserve", None)
+        return None if send is None else send(self.stream, self._one or self._args(1))
+
+    def _args(self, count: int) -> ReserveArgs:
+        return ReserveArgs(
             offset=0 if self._utc else self.format.utc_offset_at(time.time()),
             cap=self._cap,
             count=count,
@@ -137,7 +160,8 @@ class StreamIssuer:
         deadline: float | None = None
         recovered = False
         while len(numbers) < len(shards):
-            outcome = self._reserve(len(shards) - len(numbers))
+            wanted = len(shards) - len(numbers)
+            outcome = self._store.reserve(self.stream, self._args(wanted))
             if isinstance(outcome, Reserved):
                 start = len(numbers)
                 # The block's first number; each next one is one sequence step further.

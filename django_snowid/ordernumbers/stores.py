@@ -12,15 +12,17 @@ import hashlib
 import os
 import threading
 import time
-from typing import Any, Final, Protocol
+from typing import Any, Final, NamedTuple, Protocol
 
+import redis
 from django.db import OperationalError, router, transaction
 from django.db.models import Q
 
 from ..core.sequence import ClockBehind, Outcome, Reserved, SecondFull, reserve
 from ..exceptions import OrderNumberError, OrderNumberUnavailable
+from .redischannel import Channel, Request
 
-__all__ = ["MISSING", "DatabaseOrderStore", "OrderStore", "RedisOrderStore"]
+__all__ = ["MISSING", "DatabaseOrderStore", "OrderStore", "RedisOrderStore", "ReserveArgs"]
 
 
 class _Missing:
@@ -34,12 +36,20 @@ MISSING: Final = _Missing()
 Position = tuple[int, int]
 
 
+class ReserveArgs(NamedTuple):
+    """What a reservation needs besides the stream (see ``core.sequence.reserve``)."""
+
+    offset: int  # the zone's UTC offset in seconds: local second = Unix second + offset
+    cap: int  # the largest sequence of a second
+    count: int  # how many numbers
+    first_sequence: int  # of a new second
+    max_lead: int  # how many seconds the state may be ahead of the clock
+
+
 class OrderStore(Protocol):
     name: str
 
-    def reserve(
-        self, stream: str, *, offset: int, cap: int, count: int, first_sequence: int, max_lead: int
-    ) -> Outcome | _Missing: ...
+    def reserve(self, stream: str, args: ReserveArgs) -> Outcome | _Missing: ...
 
     def raise_to(self, stream: str, position: Position) -> tuple[Position | None, Position]:
         """Raise the state to at least ``position``, atomically; never lower it.
@@ -107,12 +117,21 @@ RAISE_SHA: Final = hashlib.sha1(RAISE_LUA.encode()).hexdigest()
 _SCRIPTS: Final = {RESERVE_SHA: RESERVE_LUA, RAISE_SHA: RAISE_LUA}
 
 
+class SentReservation(NamedTuple):
+    """A reservation sent to Redis whose reply has not been read yet."""
+
+    key: str
+    args: ReserveArgs
+    request: Request
+
+
 class RedisOrderStore:
     """The state of every stream in Redis, through a django-redis cache alias.
 
-    Each thread keeps one connection of its own, made with the alias's connection
-    settings: a number costs one EVALSHA round trip and no pool checkout. Scripts are
-    called by SHA and loaded on the first NOSCRIPT (a new server, or one that restarted).
+    Each thread keeps one connection of its own (a :class:`Channel`), made with the
+    alias's connection settings: a number costs one EVALSHA round trip and no pool
+    checkout, and ``save()`` sends it ahead (:meth:`send_reserve`). Scripts are called by
+    SHA and loaded on the first NOSCRIPT (a new server, or one that restarted).
     """
 
     name = "redis"
@@ -122,10 +141,15 @@ class RedisOrderStore:
         self.prefix = prefix
         self._client: Any = None
         self._local = threading.local()
+        self._keys: dict[str, str] = {}
+        self._packed: dict[tuple[str, str, tuple[int, ...]], Any] = {}
 
     def key(self, stream: str) -> str:
-        # The whole key is its hash tag: Redis Cluster keeps a stream on one slot.
-        return f"{{{self.prefix}:order:{stream}}}"
+        key = self._keys.get(stream)
+        if key is None:
+            # The whole key is its hash tag: Redis Cluster keeps a stream on one slot.
+            key = self._keys[stream] = f"{{{self.prefix}:order:{stream}}}"
+        return key
 
     def _connect(self) -> Any:
         from django_redis import get_redis_connection
@@ -138,70 +162,95 @@ class RedisOrderStore:
             ) from None
         return self._client
 
-    def _connection(self) -> Any:
+    def _channel(self) -> Channel:
         local = self._local
-        if getattr(local, "pid", None) != os.getpid():
+        channel: Channel | None = getattr(local, "channel", None)
+        if channel is None or channel.pid != os.getpid():
             # New thread, or a forked child: never reuse a socket the parent owns.
             pool = (self._client or self._connect()).connection_pool
-            local.connection = pool.connection_class(**pool.connection_kwargs)
-            local.pid = os.getpid()
-        return local.connection
+            channel = local.channel = Channel(pool.connection_class(**pool.connection_kwargs))
+        return channel
 
-    def _call(self, sha: str, stream: str, args: list[int]) -> list[int]:
-        import redis
+    def _send(self, sha: str, key: str, args: tuple[int, ...]) -> Request:
+        channel = self._channel()
+        # A stream's reservations repeat the same few commands: pack each once.
+        packed = self._packed.get((sha, key, args))
+        if packed is None:
+            packed = channel.pack("EVALSHA", sha, 1, key, *args)
+            if len(self._packed) >= 1024:  # random start offsets vary the arguments
+                self._packed.clear()
+            self._packed[sha, key, args] = packed
+        return channel.send(packed)
 
-        key = self.key(stream)
-        for attempt in (1, 2):
-            connection = self._connection()
+    def _result(self, sha: str, key: str, args: tuple[int, ...], request: Request | None) -> Any:
+        """The reply of EVALSHA ``sha`` sent as ``request`` (sent now if ``None``).
+
+        On NOSCRIPT (a new server, or one that restarted) the script is loaded and sent
+        again; on a broken connection it is sent once more (the connection may be stale
+        after a Redis restart). Sending a reservation again that did run costs a gap,
+        never a duplicate.
+        """
+        load = False
+        failures = 0
+        while True:
             try:
-                try:
-                    connection.send_command("EVALSHA", sha, 1, key, *args)
-                    return connection.read_response()
-                except redis.exceptions.NoScriptError:
-                    connection.send_command("SCRIPT", "LOAD", _SCRIPTS[sha])
-                    connection.read_response()
-                    connection.send_command("EVALSHA", sha, 1, key, *args)
-                    return connection.read_response()
+                if load:
+                    channel = self._channel()
+                    channel.send(channel.pack("SCRIPT", "LOAD", _SCRIPTS[sha])).result()
+                if request is None or request.channel.pid != os.getpid():
+                    request = self._send(sha, key, args)
+                return request.result()
+            except redis.exceptions.NoScriptError:
+                if load:  # loaded and gone again at once: do not loop
+                    raise OrderNumberError(f"Redis keeps forgetting the script {sha}.") from None
+                load, request = True, None
             except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
-                connection.disconnect()
-                # One retry: the connection may be stale after a Redis restart. Retrying a
-                # reservation that did run costs a gap, never a duplicate.
-                if attempt == 2:
+                failures += 1
+                if failures == 2:
                     raise OrderNumberUnavailable(
                         f"Redis (cache alias {self.alias!r}) is unreachable: {exc}. "
                         "No order number was issued."
                     ) from exc
+                request = None
             except redis.exceptions.ResponseError as exc:
                 raise OrderNumberError(
                     f"Redis refused the order-number key {key!r}: {exc}"
                 ) from exc
-        raise AssertionError("unreachable")
 
-    def reserve(
-        self, stream: str, *, offset: int, cap: int, count: int, first_sequence: int, max_lead: int
-    ) -> Outcome | _Missing:
-        reply = self._call(RESERVE_SHA, stream, [offset, cap, count, first_sequence, max_lead])
+    def send_reserve(self, stream: str, args: ReserveArgs) -> SentReservation:
+        """Send a reservation now; :meth:`reserve_result` reads what it reserved.
+
+        Nothing is raised here: a failure to send surfaces (after one more try) when the
+        result is read.
+        """
+        key = self.key(stream)
+        return SentReservation(key, args, self._send(RESERVE_SHA, key, args))
+
+    def reserve_result(self, sent: SentReservation) -> Outcome | _Missing:
+        reply = self._result(RESERVE_SHA, sent.key, sent.args, sent.request)
         status = reply[0]
         if status == 1:
-            return Reserved(int(reply[1]), int(reply[2]), int(reply[3]))
+            return Reserved(reply[1], reply[2], reply[3])
         if status == 2:
-            return SecondFull(int(reply[1]))
+            return SecondFull(reply[1])
         if status == 3:
-            return ClockBehind(int(reply[1]))
+            return ClockBehind(reply[1])
         if status == 4:
             return MISSING
         raise OrderNumberError(
-            f"The Redis key {self.key(stream)!r} does not hold an order-number state "
+            f"The Redis key {sent.key!r} does not hold an order-number state "
             "(fields sec and seq as integers). Delete it and run manage.py snowid_recover."
         )
 
+    def reserve(self, stream: str, args: ReserveArgs) -> Outcome | _Missing:
+        return self.reserve_result(self.send_reserve(stream, args))
+
     def raise_to(self, stream: str, position: Position) -> tuple[Position | None, Position]:
-        had, bs, bq, as_, aq = (int(v) for v in self._call(RAISE_SHA, stream, list(position)))
+        reply = self._result(RAISE_SHA, self.key(stream), tuple(position), None)
+        had, bs, bq, as_, aq = (int(v) for v in reply)
         return ((bs, bq) if had else None), (as_, aq)
 
     def read(self, stream: str) -> Position | None:
-        import redis
-
         client = self._client or self._connect()
         try:
             second, sequence = client.hmget(self.key(stream), ["sec", "seq"])
@@ -235,12 +284,10 @@ class DatabaseOrderStore:
 
         return self.using or router.db_for_write(OrderStreamState)
 
-    def reserve(
-        self, stream: str, *, offset: int, cap: int, count: int, first_sequence: int, max_lead: int
-    ) -> Outcome | _Missing:
+    def reserve(self, stream: str, args: ReserveArgs) -> Outcome | _Missing:
         db = self._db()
         try:
-            return self._reserve(db, stream, offset, cap, count, first_sequence, max_lead)
+            return self._reserve(db, stream, *args)
         except OperationalError as exc:  # connection lost or refused, not a constraint
             raise OrderNumberUnavailable(
                 f"The database {db!r} is unreachable for order numbers: {exc}. "
