@@ -19,6 +19,7 @@ Pure Python: no Django, no I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -119,22 +120,22 @@ class OrderNumberFormat:
                 )
 
     # ----------------------------------------------------------------- sizes
-    @property
+    @cached_property  # on the hot path of every number; the format never changes
     def max_sequence(self) -> int:
         """The per-second cap: sequences run from 1 to this."""
         if self.packing == "binary":
             return (1 << self.sequence_bits) - 1
         return 10**self.sequence_digits - 1
 
-    @property
+    @cached_property  # on the hot path of every number; the format never changes
     def shard_count(self) -> int:
         return 1 << self.shard_bits if self.packing == "binary" else 10**self.shard_digits
 
-    @property
+    @cached_property  # on the hot path of every number; the format never changes
     def _seq_factor(self) -> int:
         return 1 << self.shard_bits if self.packing == "binary" else 10**self.shard_digits
 
-    @property
+    @cached_property  # on the hot path of every number; the format never changes
     def _stem_factor(self) -> int:
         if self.packing == "binary":
             return 1 << (self.sequence_bits + self.shard_bits)
