@@ -181,3 +181,19 @@ def test_many_to_many_tables_of_every_app_accept_rows():
     tag.products.add(*products)  # ours: Snowflake ids given by the running model
     assert set(tag.products.all()) == set(products)
     assert products[0].tags.get() == tag
+
+
+def test_dumpdata_and_loaddata_keep_the_ids(tmp_path):
+    """loaddata resets the sequences of AutoFields afterwards (PostgreSQL: setval on
+    pg_get_serial_sequence); our plain bigint has none, and that must stay harmless."""
+    product = Product.objects.create(name="tea")
+    review = Review.objects.create(product=product, text="good")
+    fixture = tmp_path / "shop.json"
+    call_command("dumpdata", "testapp.Product", "testapp.Review", output=str(fixture))
+    Review.objects.all().delete()
+    Product.objects.all().delete()
+    call_command("loaddata", str(fixture), verbosity=0)
+    assert Review.objects.get(pk=review.pk).product_id == product.pk
+    newer = Product.objects.create(name="coffee")
+    assert newer.pk > product.pk
+    assert Product.objects.count() == 2

@@ -19,8 +19,8 @@ Pure Python: no Django, no I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from datetime import datetime, timedelta, timezone
+from functools import cached_property
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
