@@ -1,7 +1,7 @@
 """ORM insert speed: SnowflakeAutoField against BigAutoField, measured in the same run.
 
     python benchmarks/bench_orm.py [--db sqlite,postgresql,mariadb] [--rows 100000]
-                                   [--creates 2000] [--repeat 3]
+                                   [--creates 2000] [--repeat 5]
 
 Each backend runs in a child process (Django is configured once per process). Every
 figure is the median of --repeat runs; the runs of the compared models alternate so
@@ -11,6 +11,7 @@ that drift on a noisy machine hits them alike.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -46,6 +47,9 @@ def run_backend(rows: int, creates: int, repeat: int) -> dict[str, float]:
         def bulk(model, preassigned: bool = False) -> float:
             clear(model)
             ids = next_ids(rows) if preassigned else None
+            # A full collection now, not one triggered by chance inside the timed part
+            # (100,000 new instances make each of those slow): less noise, same work.
+            gc.collect()
             start = time.perf_counter()
             if ids:
                 objs = [model(id=ids[i], name=f"row {i}", value=i) for i in range(rows)]
@@ -83,7 +87,7 @@ def main() -> int:
     parser.add_argument("--db", default="sqlite,postgresql,mariadb")
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--creates", type=int, default=2_000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
@@ -91,7 +95,7 @@ def main() -> int:
         print(json.dumps(run_backend(args.rows, args.creates, args.repeat)))
         return 0
 
-    verdicts: list[tuple[str, bool, str]] = []
+    verdicts: list[tuple[str, bool | None, str]] = []
     for backend in args.db.split(","):
         env = {
             **os.environ,
@@ -139,10 +143,12 @@ def main() -> int:
         bulk_ratio = r["bulk.SnowRow"] / bulk_base
         floor_ratio = r["bulk.floor"] / bulk_base
         create_ratio = r["create.SnowRow"] / create_base
+        # The targets are PostgreSQL's; SQLite and MariaDB are reported against the same.
+        target = backend == "postgresql"
         verdicts.append(
             (
                 f"{backend}: bulk_create >= 0.95x BigAutoField",
-                bulk_ratio >= 0.95,
+                bulk_ratio >= 0.95 if target else None,
                 f"{bulk_ratio:.2f}x (floor {floor_ratio:.2f}x)",
             )
         )
@@ -150,13 +156,14 @@ def main() -> int:
         verdicts.append(
             (
                 f"{backend}: create() within 5% of BigAutoField",
-                create_ratio >= 1 / 1.05,
+                create_ratio >= 1 / 1.05 if target else None,
                 f"{create_ratio:.2f}x",
             )
         )
     print()
     for label, ok, figure in verdicts:
-        print(f"[{'PASS' if ok else 'MISS'}] {label:<52} {figure}")
+        mark = "info" if ok is None else "PASS" if ok else "MISS"
+        print(f"[{mark}] {label:<52} {figure}")
     return 0
 
 

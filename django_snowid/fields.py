@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.core import checks
 from django.db import models
 
+from . import registry
 from .core.layout import DecodedId, Layout
 from .exceptions import LayoutError
 from .fieldflags import drop_generated_defaults
@@ -28,6 +30,7 @@ class _SnowflakeMixin:
     layout_name: str | None
     attname: str
     model: type[models.Model]
+    _cached_next_id: tuple[int, Callable[[], int]] | None = None
 
     def _init_layout(self, layout: str | None) -> None:
         if layout is not None and not isinstance(layout, str):
@@ -46,8 +49,20 @@ class _SnowflakeMixin:
     def decode(self, value: int | str) -> DecodedId:
         return self.layout.decode(value)
 
-    def new_id(self) -> int:
-        return get_generator(self.layout_name).next_id()
+    def new_id(self, instance: models.Model | None = None) -> int:
+        """A new id of this field's layout (``instance`` is not used)."""
+        # Called once per row by bulk_create() (as get_pk_value_on_save): the generator's
+        # bound method is kept, and looked up again whenever the registry dropped its
+        # generators.
+        cached = self._cached_next_id
+        if cached is None or cached[0] != registry.generation[0]:
+            cached = self._cached_next_id = (
+                registry.generation[0],
+                get_generator(self.layout_name).next_id,
+            )
+        return cached[1]()
+
+    get_pk_value_on_save = new_id
 
     def _check_layout(self) -> list[checks.CheckMessage]:
         if self.layout_name is None:
@@ -99,9 +114,6 @@ class SnowflakeField(_SnowflakeMixin, models.BigIntegerField):
             setattr(model_instance, self.attname, value)
         return value
 
-    def get_pk_value_on_save(self, instance: models.Model) -> int:
-        return self.new_id()
-
 
 class SnowflakeAutoField(_SnowflakeMixin, models.BigAutoField):
     """Drop-in replacement for ``BigAutoField`` (and a valid ``DEFAULT_AUTO_FIELD``).
@@ -143,9 +155,6 @@ class SnowflakeAutoField(_SnowflakeMixin, models.BigAutoField):
         """
         model = getattr(self, "model", None)
         return model is not None and bool(model._meta.auto_created)
-
-    def get_pk_value_on_save(self, instance: models.Model) -> int:
-        return self.new_id()
 
     def get_db_prep_save(self, value: Any, connection: Any) -> Any:
         # The hot path of bulk_create: ids we made are ints already, and nothing in

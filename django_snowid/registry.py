@@ -7,6 +7,7 @@ settings change (tests) or the process forks.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from collections.abc import Mapping
@@ -33,6 +34,10 @@ _generators: dict[str, SnowflakeGenerator] = {}
 _claimed_nodes: set[tuple[str, int]] = set()
 _inherited_nodes: set[tuple[str, int]] = set()
 _forked_from: int | None = None
+# A new value whenever generators are dropped (settings changed, lease lost, fork), so
+# that callers keeping a generator's bound method know when to look it up again.
+_drops = itertools.count(1)
+generation: list[int] = [0]
 
 
 def layout_names() -> list[str]:
@@ -120,6 +125,7 @@ def _create_generator(key: str) -> SnowflakeGenerator:
 def _drop(key: str) -> None:
     """Forget a generator whose lease was lost: the next call takes a new lease."""
     _generators.pop(key, None)
+    generation[0] = next(_drops)
 
 
 def reset() -> None:
@@ -133,6 +139,7 @@ def reset() -> None:
         generators = list(_generators.values())
         _layouts.clear()
         _generators.clear()
+        generation[0] = next(_drops)
     for generator in generators:
         lease = lease_of(generator)
         if lease is not None:
@@ -151,6 +158,7 @@ def _after_fork_in_child() -> None:
     _inherited_nodes.update(_claimed_nodes)
     _claimed_nodes.clear()
     _generators.clear()
+    generation[0] = next(_drops)
     _lock = threading.Lock()  # the parent may have held it while forking
 
 

@@ -197,3 +197,13 @@ def test_dumpdata_and_loaddata_keep_the_ids(tmp_path):
     newer = Product.objects.create(name="coffee")
     assert newer.pk > product.pk
     assert Product.objects.count() == 2
+
+
+def test_pks_follow_a_change_of_the_worker_settings(settings):
+    """The field keeps its generator between rows; a settings change must replace it."""
+    layout = get_layout()
+    assert layout.decode(Product.objects.create(name="a").pk).parts["worker"] == 3
+    settings.SNOWID_WORKER_ID = 9
+    assert layout.decode(Product.objects.create(name="b").pk).parts["worker"] == 9
+    objs = Product.objects.bulk_create([Product(name="c"), Product(name="d")])
+    assert {layout.decode(o.pk).parts["worker"] for o in objs} == {9}

@@ -23,6 +23,7 @@ from django_snowid.exceptions import (
 )
 from django_snowid.leases.holder import get_lease_store, lease_generator, pool_for
 from tests.support import free_port, redis_caches
+from tests.testapp.models import Product
 
 # The Redis store falls back to the database when it has no record of a worker id, and
 # the children of the multi-process tests need committed data: every test is transactional.
@@ -163,12 +164,18 @@ def test_redis_down_longer_than_the_ttl_fences_then_recovers(throwaway_redis):
     ):
         issued: list[tuple[float, int]] = []
         refusals: list[str] = []
+        # The pk field keeps its generator between rows: it must let go of a fenced one.
+        pk_field = Product._meta.pk
+        from_field: list[int] = []  # indexes in issued of the field's ids
 
         def run_for(seconds: float) -> None:
             end = time.monotonic() + seconds
             while time.monotonic() < end:
                 try:
                     issued.append((time.monotonic(), django_snowid.next_id()))
+                    value = pk_field.new_id()
+                    from_field.append(len(issued))
+                    issued.append((time.monotonic(), value))
                 except (WorkerLeaseLost, WorkerIdUnavailable) as exc:
                     refusals.append(type(exc).__name__)
                     time.sleep(0.01)
@@ -185,6 +192,7 @@ def test_redis_down_longer_than_the_ttl_fences_then_recovers(throwaway_redis):
         run_for(0.5)
         registry.reset()
     assert len(issued) > before, "issuing resumed after Redis came back"
+    assert any(i >= before for i in from_field), "the pk field resumed after Redis came back"
     ids = [i for _, i in issued]
     assert ids == sorted(set(ids)), "an id repeated or went down"
 
