@@ -14,7 +14,7 @@ from django.db.models.signals import pre_save
 
 from django_snowid.ordernumbers.issuer import get_store
 from django_snowid.ordernumbers.redischannel import Channel
-from tests.testapp.models import ShopOrder
+from tests.testapp.models import GiftOrder, RushOrder, ShopOrder
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 
@@ -143,3 +143,24 @@ def test_an_instance_saved_again_after_a_failure_takes_a_fresh_number(redis_back
     assert abandoned > field.format.position(first.number)
     assert field.format.position(order.number) > abandoned
     assert ShopOrder.objects.get(pk=order.pk).number == order.number
+
+
+@pytest.mark.parametrize("model", [RushOrder, GiftOrder], ids=["proxy", "multi-table child"])
+def test_proxies_and_multi_table_children_send_ahead_too(redis_backend, model):
+    """The signal names the proxy or the child; the number is the parent's field."""
+    ShopOrder.objects.create(user_id=0)  # the stream has a state: no recovery below
+    inner: list[ShopOrder] = []
+
+    def create_another(sender, instance, **kwargs):
+        if not inner:
+            inner.append(ShopOrder(user_id=2))  # marks the nesting as started
+            inner[0].save()
+
+    pre_save.connect(create_another, sender=model, dispatch_uid="test-nested-subclass")
+    try:
+        outer = model.objects.create(user_id=1)
+    finally:
+        pre_save.disconnect(sender=model, dispatch_uid="test-nested-subclass")
+    assert outer.number < inner[0].number
+    assert outer.number % 16 == 1
+    assert ShopOrder.objects.get(pk=outer.pk).number == outer.number

@@ -62,6 +62,19 @@ class ShopOrder(models.Model):
     objects = OrderNumberQuerySet.as_manager()
 
 
+class RushOrder(ShopOrder):
+    """A proxy: saves send the proxy as the signal's sender."""
+
+    class Meta:
+        proxy = True
+
+
+class GiftOrder(ShopOrder):
+    """A multi-table child: the number lives in the parent's table."""
+
+    message = models.CharField(max_length=100, blank=True)
+
+
 class DecimalOrder(models.Model):
     id = models.BigAutoField(primary_key=True)
     user_id = models.BigIntegerField()
