@@ -73,6 +73,9 @@ class Channel:
             self._broken(exc)
             request.fail(exc)
             return request
+        except BaseException as exc:  # interrupted: redis-py closed the socket
+            self._broken(_interrupted(exc))
+            raise
         self._unread.append(request)
         return request
 
@@ -90,9 +93,17 @@ class Channel:
             except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
                 head.fail(exc)
                 self._broken(exc)
+            except BaseException as exc:  # interrupted mid-reply: redis-py closed the socket
+                head.fail(_interrupted(exc))
+                self._broken(_interrupted(exc))
+                raise
 
     def _broken(self, exc: BaseException) -> None:
         # Unread replies are lost with the socket: their requests fail alike.
         self.connection.disconnect()
         while self._unread:
             self._unread.popleft().fail(exc)
+
+
+def _interrupted(exc: BaseException) -> redis.exceptions.ConnectionError:
+    return redis.exceptions.ConnectionError(f"Reading from Redis was interrupted: {exc!r}")
