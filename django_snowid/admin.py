@@ -18,6 +18,7 @@ from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, path, reverse
 from django.utils.html import format_html, format_html_join
 
+from .core.orderformat import DecodedOrderNumber
 from .decoding import DecodedRow, decode_tokens
 from .exceptions import SnowidError
 from .fields import SnowflakeAutoField, SnowflakeField
@@ -194,7 +195,7 @@ class SnowflakeAdminMixin:
             except SnowidError as exc:
                 rows.append((each.verbose_name, str(value), str(exc)))
                 continue
-            if isinstance(each, OrderNumberField):
+            if isinstance(decoded, DecodedOrderNumber):
                 detail = (
                     f"{decoded.time:%Y-%m-%d %H:%M:%S} UTC, sequence {decoded.sequence}, "
                     f"shard {decoded.shard}"

@@ -52,7 +52,8 @@ def check_epoch(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
 
 
 def _layouts() -> tuple[list[Layout], list[CheckMessage]]:
-    layouts, errors = [], []
+    layouts: list[Layout] = []
+    errors: list[CheckMessage] = []
     for name in layout_names():
         setting = "SNOWID_LAYOUT" if name == "default" else f"SNOWID_LAYOUTS[{name!r}]"
         try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.core import checks
@@ -98,7 +98,7 @@ class SnowflakeField(_SnowflakeMixin, models.BigIntegerField):
         kwargs.setdefault("editable", False)
         super().__init__(*args, **kwargs)
 
-    def deconstruct(self) -> tuple[str, str, list[Any], dict[str, Any]]:
+    def deconstruct(self) -> tuple[str, str, Sequence[Any], dict[str, Any]]:
         name, path, args, kwargs = super().deconstruct()
         drop_generated_defaults(kwargs, primary_key=self.primary_key)
         self._add_layout(kwargs)
@@ -164,7 +164,7 @@ class SnowflakeAutoField(_SnowflakeMixin, models.BigAutoField):
             return value
         return super().get_db_prep_save(value, connection)
 
-    def deconstruct(self) -> tuple[str, str, list[Any], dict[str, Any]]:
+    def deconstruct(self) -> tuple[str, str, Sequence[Any], dict[str, Any]]:
         name, path, args, kwargs = super().deconstruct()
         kwargs.pop("default", None)
         self._add_layout(kwargs)

@@ -82,7 +82,7 @@ def test_database_store_under_threads():
             for _ in range(100):
                 outcome = store.reserve(
                     "threads",
-                    ReserveArgs(offset=0, cap=16_383, count=2, first_sequence=1, max_lead=5),
+                    ReserveArgs(offset=0, cap=16_383, wanted=2, first_sequence=1, max_lead=5),
                 )
                 assert isinstance(outcome, Reserved)
                 results[index].extend(

@@ -18,7 +18,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from itertools import islice
 from typing import Final
 
@@ -30,7 +30,7 @@ __all__ = ["Clock", "SnowflakeGenerator"]
 #: Returns nanoseconds since the Unix epoch, like :func:`time.time_ns`.
 Clock = Callable[[], int]
 
-_EMPTY: Final = iter(())
+_EMPTY: Final[Iterator[int]] = iter(())
 # Waits shorter than this are spun (sleep(0) yields the GIL); longer ones sleep, minus
 # this margin, so the generator is ready at the start of the next tick.
 _SPIN_NS: Final = 1_000_000

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from django.core import checks
@@ -164,7 +165,7 @@ class OrderNumberField(models.BigIntegerField):
             _install_insert_retry(cls)
 
     # ------------------------------------------------------ migrations
-    def deconstruct(self) -> tuple[str, str, list[Any], dict[str, Any]]:
+    def deconstruct(self) -> tuple[str, str, Sequence[Any], dict[str, Any]]:
         name, path, args, kwargs = super().deconstruct()
         path = "django_snowid.fields.OrderNumberField"
         drop_generated_defaults(kwargs)
@@ -204,7 +205,7 @@ class OrderNumberField(models.BigIntegerField):
             fmt = self.format
         except (LayoutError, TypeError) as exc:
             return [self._error(f"Invalid order-number format: {exc}", "django_snowid.E202")]
-        errors = []
+        errors: list[checks.CheckMessage] = []
         if zone_has_dst(fmt.zone) and not conf.ORDER_ALLOW_DST:
             errors.append(
                 self._error(

@@ -140,7 +140,7 @@ class StreamIssuer:
         return ReserveArgs(
             offset=0 if self._utc else self.format.utc_offset_at(time.time()),
             cap=self._cap,
-            count=count,
+            wanted=count,
             first_sequence=1 + random.randint(0, self._random_start) if self._random_start else 1,
             max_lead=self._max_lead,
         )

@@ -41,7 +41,7 @@ class ReserveArgs(NamedTuple):
 
     offset: int  # the zone's UTC offset in seconds: local second = Unix second + offset
     cap: int  # the largest sequence of a second
-    count: int  # how many numbers
+    wanted: int  # how many numbers (not "count": that would hide tuple.count)
     first_sequence: int  # of a new second
     max_lead: int  # how many seconds the state may be ahead of the clock
 
