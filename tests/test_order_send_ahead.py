@@ -70,31 +70,37 @@ def test_a_broken_connection_fails_every_unread_request(throwaway_redis):
     assert echo(channel, "back").result() == b"back"  # the channel reconnects
 
 
+def create_with_a_nested_save(model) -> tuple[ShopOrder, ShopOrder]:
+    """Create a ``model`` row (user 1) whose pre_save receiver first saves a ShopOrder (user 2).
+
+    Returns (outer, inner).
+    """
+    ShopOrder.objects.create(user_id=0)  # the stream has a state: no recovery below
+    inner: list[ShopOrder] = []
+
+    def create_another(sender, instance, **kwargs):
+        if not inner:
+            inner.append(ShopOrder(user_id=2))  # marks the nesting as started
+            inner[0].save()
+
+    pre_save.connect(create_another, sender=model, dispatch_uid="test-nested-save")
+    try:
+        outer = model.objects.create(user_id=1)
+    finally:
+        pre_save.disconnect(sender=model, dispatch_uid="test-nested-save")
+    return outer, inner[0]
+
+
 def test_a_save_inside_a_pre_save_receiver_keeps_the_order_the_saves_started(redis_backend):
     """The outer save's reservation left first, so its number is the smaller one.
 
     Issued in pre_save() of the field instead, the inner save would finish first and
     take the smaller number; read in the wrong order, the replies would swap.
     """
-    ShopOrder.objects.create(user_id=0)  # the stream has a state: no recovery below
-    inner: list[ShopOrder] = []
-    started: list[bool] = []
-
-    def create_another(sender, instance, **kwargs):
-        if not started:
-            started.append(True)
-            inner.append(ShopOrder.objects.create(user_id=2))
-
-    pre_save.connect(create_another, sender=ShopOrder, dispatch_uid="test-nested")
-    try:
-        outer = ShopOrder.objects.create(user_id=1)
-    finally:
-        pre_save.disconnect(sender=ShopOrder, dispatch_uid="test-nested")
-    assert outer.number < inner[0].number
-    assert outer.number % 16 == 1 and inner[0].number % 16 == 2
-    assert {outer.number, inner[0].number} <= set(
-        ShopOrder.objects.values_list("number", flat=True)
-    )
+    outer, inner = create_with_a_nested_save(ShopOrder)
+    assert outer.number < inner.number
+    assert outer.number % 16 == 1 and inner.number % 16 == 2
+    assert {outer.number, inner.number} <= set(ShopOrder.objects.values_list("number", flat=True))
 
 
 def test_a_save_that_fails_before_its_insert_leaves_a_gap(redis_backend):
@@ -148,19 +154,7 @@ def test_an_instance_saved_again_after_a_failure_takes_a_fresh_number(redis_back
 @pytest.mark.parametrize("model", [RushOrder, GiftOrder], ids=["proxy", "multi-table child"])
 def test_proxies_and_multi_table_children_send_ahead_too(redis_backend, model):
     """The signal names the proxy or the child; the number is the parent's field."""
-    ShopOrder.objects.create(user_id=0)  # the stream has a state: no recovery below
-    inner: list[ShopOrder] = []
-
-    def create_another(sender, instance, **kwargs):
-        if not inner:
-            inner.append(ShopOrder(user_id=2))  # marks the nesting as started
-            inner[0].save()
-
-    pre_save.connect(create_another, sender=model, dispatch_uid="test-nested-subclass")
-    try:
-        outer = model.objects.create(user_id=1)
-    finally:
-        pre_save.disconnect(sender=model, dispatch_uid="test-nested-subclass")
-    assert outer.number < inner[0].number
+    outer, inner = create_with_a_nested_save(model)
+    assert outer.number < inner.number
     assert outer.number % 16 == 1
     assert ShopOrder.objects.get(pk=outer.pk).number == outer.number
