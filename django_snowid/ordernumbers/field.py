@@ -131,9 +131,14 @@ class OrderNumberField(models.BigIntegerField):
         self._cached_issuer = (_settings_generation[0], issuer)
         return issuer
 
-    def new_number(self, instance: models.Model) -> int:
+    def new_number(
+        self, instance: models.Model, sent_by: StreamIssuer | None = None, sent: object = None
+    ) -> int:
+        """A new number for ``instance``; ``sent`` is a reservation ``sent_by`` sent ahead."""
         issuer = self._issuer()
-        return issuer.next_number(self.shard_value(instance, issuer.format))
+        if sent_by is not issuer:  # nothing sent ahead, or the settings changed since
+            sent = None
+        return issuer.next_number(self.shard_value(instance, issuer.format), sent)
 
     def new_numbers(self, instances: list[models.Model]) -> list[int]:
         fmt = self.format
@@ -150,11 +155,7 @@ class OrderNumberField(models.BigIntegerField):
     def pre_save(self, model_instance: models.Model, add: bool) -> Any:
         value = getattr(model_instance, self.attname)
         if add and value is None:
-            issuer = self._issuer()
-            sent_by, sent = _sent_ahead.take(model_instance, self)
-            if sent_by is not issuer:  # nothing sent ahead, or the settings changed since
-                sent = None
-            value = issuer.next_number(self.shard_value(model_instance, issuer.format), sent)
+            value = self.new_number(model_instance, *_sent_ahead.take(model_instance, self))
             setattr(model_instance, self.attname, value)
         return value
 

@@ -112,6 +112,9 @@ class StreamIssuer:
         self._max_wait_s = conf.ORDER_MAX_WAIT_MS / 1000
         # The arguments of a one-number reservation, when they never change.
         self._one = None if self._random_start or not self._utc else self._args(1)
+        # Stores that can send a reservation now and read its reply later (Redis).
+        self._send_reserve = getattr(self._store, "send_reserve", None)
+        self._reserve_result = getattr(self._store, "reserve_result", None)
 
     def next_number(self, shard: int = 0, sent: object = None) -> int:
         """The next number of the stream, for a user of shard value ``shard``.
@@ -120,8 +123,8 @@ class StreamIssuer:
         """
         # The common case in one reservation and no list; anything else (a full second,
         # recovery, errors) goes through next_numbers(), which nothing was issued for yet.
-        if sent is not None:
-            outcome = self._store.reserve_result(sent)  # type: ignore[attr-defined]
+        if sent is not None and self._reserve_result is not None:
+            outcome = self._reserve_result(sent)
         else:
             outcome = self._store.reserve(self.stream, self._one or self._args(1))
         if type(outcome) is Reserved:
@@ -133,7 +136,7 @@ class StreamIssuer:
 
         Returns what :meth:`next_number` takes as ``sent``, or ``None``.
         """
-        send = getattr(self._store, "send_reserve", None)
+        send = self._send_reserve
         return None if send is None else send(self.stream, self._one or self._args(1))
 
     def _args(self, count: int) -> ReserveArgs:
