@@ -179,4 +179,11 @@ def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
                 "django_snowid.E208",
             )
         )
+    if not isinstance(conf.ORDER_SEND_AHEAD, bool):
+        messages.append(
+            _error(
+                f"SNOWID_ORDER_SEND_AHEAD is {conf.ORDER_SEND_AHEAD!r}; expected True or False.",
+                "django_snowid.E209",
+            )
+        )
     return messages

@@ -39,6 +39,7 @@ DEFAULTS: dict[str, Any] = {
     "SNOWID_ORDER_MAX_BACKWARDS_S": 5,
     "SNOWID_ORDER_RANDOM_START": 0,
     "SNOWID_ORDER_INSERT_RETRIES": 3,
+    "SNOWID_ORDER_SEND_AHEAD": True,
 }
 
 
@@ -137,6 +138,10 @@ class SnowidSettings:
     @property
     def ORDER_INSERT_RETRIES(self) -> int:
         return _get("SNOWID_ORDER_INSERT_RETRIES")
+
+    @property
+    def ORDER_SEND_AHEAD(self) -> bool:
+        return _get("SNOWID_ORDER_SEND_AHEAD")
 
 
 conf = SnowidSettings()

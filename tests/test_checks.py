@@ -47,6 +47,12 @@ def test_checks_are_registered_and_stop_the_check_command():
         ),
         ({"SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS": -1}, "django_snowid.E007"),
         ({"SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS": "5"}, "django_snowid.E007"),
+        ({"SNOWID_ORDER_BACKEND": "memcached"}, "django_snowid.E205"),
+        ({"SNOWID_ORDER_BACKEND": "redis", "SNOWID_REDIS_ALIAS": "nowhere"}, "django_snowid.E206"),
+        ({"SNOWID_ORDER_RANDOM_START": -1}, "django_snowid.E207"),
+        ({"SNOWID_ORDER_RANDOM_START": 2**14}, "django_snowid.E207"),
+        ({"SNOWID_ORDER_WHEN_FULL": "drop"}, "django_snowid.E208"),
+        ({"SNOWID_ORDER_SEND_AHEAD": "no"}, "django_snowid.E209"),
     ],
 )
 def test_bad_settings(overrides, expected):

@@ -158,3 +158,28 @@ def test_proxies_and_multi_table_children_send_ahead_too(redis_backend, model):
     assert outer.number < inner.number
     assert outer.number % 16 == 1
     assert ShopOrder.objects.get(pk=outer.pk).number == outer.number
+
+
+def test_with_send_ahead_off_the_number_is_reserved_at_the_insert(redis_backend, settings):
+    """SNOWID_ORDER_SEND_AHEAD=False: nothing leaves when save() starts.
+
+    A save refused before its INSERT leaves no gap, and a save nested in a pre_save
+    receiver reaches its INSERT first, so it takes the smaller number.
+    """
+    settings.SNOWID_ORDER_SEND_AHEAD = False
+    field = ShopOrder._meta.get_field("number")
+    outer, inner = create_with_a_nested_save(ShopOrder)
+    assert inner.number < outer.number
+    before = get_store().read(field.stream)
+    assert before == field.format.position(outer.number)
+
+    def refuse(sender, instance, **kwargs):
+        raise RuntimeError("refused by a receiver")
+
+    pre_save.connect(refuse, sender=ShopOrder, dispatch_uid="test-refuse")
+    try:
+        with pytest.raises(RuntimeError), transaction.atomic():
+            ShopOrder.objects.create(user_id=1)
+    finally:
+        pre_save.disconnect(sender=ShopOrder, dispatch_uid="test-refuse")
+    assert get_store().read(field.stream) == before

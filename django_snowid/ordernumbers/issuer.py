@@ -112,8 +112,10 @@ class StreamIssuer:
         self._max_wait_s = conf.ORDER_MAX_WAIT_MS / 1000
         # The arguments of a one-number reservation, when they never change.
         self._one = None if self._random_start or not self._utc else self._args(1)
-        # Stores that can send a reservation now and read its reply later (Redis).
-        self._send_reserve = getattr(self._store, "send_reserve", None)
+        # Stores that can send a reservation now and read its reply later (Redis), unless
+        # SNOWID_ORDER_SEND_AHEAD is off.
+        send = getattr(self._store, "send_reserve", None)
+        self._send_reserve = send if conf.ORDER_SEND_AHEAD else None
         self._reserve_result = getattr(self._store, "reserve_result", None)
 
     def next_number(self, shard: int = 0, sent: object = None) -> int:
