@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 
@@ -22,7 +22,7 @@ class DecodeForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["reading"].choices = reading_choices()
+        cast(forms.ChoiceField, self.fields["reading"]).choices = reading_choices()
 
     def clean_ids(self) -> list[str]:
         tokens = [t for t in _SEPARATORS.split(self.cleaned_data["ids"]) if t]

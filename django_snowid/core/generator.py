@@ -20,6 +20,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping
 from itertools import islice
+from operator import length_hint
 from typing import Final
 
 from ..exceptions import ClockMovedBackwards, GeneratorForked, TimeBitsExhausted
@@ -150,7 +151,7 @@ class SnowflakeGenerator:
         while True:
             now = self._clock()
             if self._tick_start_ns <= now < self._tick_end_ns:
-                if self._ids.__length_hint__() > 0:
+                if length_hint(self._ids) > 0:
                     return
                 self._wait_until(self._tick_end_ns)  # sequence used up: next tick
                 continue

@@ -308,7 +308,7 @@ class Layout:
 
 
 def _parts(spec: Iterable[Any] | Mapping[str, int]) -> tuple[NodePart, ...]:
-    items = spec.items() if isinstance(spec, Mapping) else spec
+    items: Iterable[Any] = spec.items() if isinstance(spec, Mapping) else spec
     parts = []
     for item in items:
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.core import checks
@@ -160,8 +160,10 @@ class OrderNumberField(models.BigIntegerField):
         return value
 
     # ----------------------------------------------------- model wiring
-    def contribute_to_class(self, cls: type[models.Model], name: str, **kwargs: Any) -> None:
-        super().contribute_to_class(cls, name, **kwargs)
+    def contribute_to_class(
+        self, cls: type[models.Model], name: str, private_only: bool = False
+    ) -> None:
+        super().contribute_to_class(cls, name, private_only=private_only)
         if not cls._meta.abstract and getattr(cls, _RETRY_INSTALLED, None) is not cls:
             _install_insert_retry(cls)
 
@@ -320,7 +322,8 @@ def _install_insert_retry(model: type[models.Model]) -> None:
     failed INSERT leaves nothing behind, so no savepoint (and no extra round trip) is
     needed there.
     """
-    original = model._do_insert
+    # Model._do_insert is private API (stable since Django 1.x), absent from type stubs.
+    original: Callable[..., Any] = model._do_insert  # type: ignore[assignment]
 
     def _do_insert(self: models.Model, manager: Any, using: str, fields: Any, *args: Any) -> Any:
         order_fields = [f for f in fields if isinstance(f, OrderNumberField)]
@@ -345,7 +348,7 @@ def _install_insert_retry(model: type[models.Model]) -> None:
                 for field in taken:
                     setattr(self, field.attname, field.new_number(self))
 
-    model._do_insert = _do_insert  # type: ignore[method-assign]
+    model._do_insert = _do_insert  # type: ignore[attr-defined]
     setattr(model, _RETRY_INSTALLED, model)
 
 
