@@ -17,14 +17,17 @@ def interleaved_rates(
 
     They run in alternating chunks: a write that commits is dominated by fsync, whose
     speed drifts on these machines; interleaving makes the compared calls share the drift.
+    The order rotates from chunk to chunk, so that no call always follows the same one
+    (which call runs first after another measurably changes its time).
     ``contexts[i]``, if given, makes the context (say ``override_settings``) each chunk
     of ``calls[i]`` runs in; entering and leaving it is not timed.
     """
     spent = [0.0] * len(calls)
     contexts = contexts or [None] * len(calls)
-    for start in range(0, n, chunk):
-        for index, call in enumerate(calls):
-            make_context = contexts[index]
+    for number, start in enumerate(range(0, n, chunk)):
+        for turn in range(len(calls)):
+            index = (number + turn) % len(calls)
+            call, make_context = calls[index], contexts[index]
             with make_context() if make_context else nullcontext():
                 began = time.perf_counter()
                 for i in range(start, min(start + chunk, n)):
