@@ -298,7 +298,8 @@ def _send_order_numbers_ahead(
 
     The Redis round trip then overlaps Django's work up to the INSERT, where the
     field's ``pre_save()`` reads the reply. Stores without that ability (the database
-    store) issue in ``pre_save()`` as before.
+    store), and every store with ``SNOWID_ORDER_SEND_AHEAD = False``, issue in
+    ``pre_save()`` instead.
     """
     fields = sender.__dict__.get(_ORDER_FIELDS)
     if fields is None:

@@ -1,9 +1,9 @@
 """A Redis connection whose replies may be read later than their requests were sent.
 
 An order number costs one Redis round trip. ``save()`` sends the reservation as soon as
-it starts (the model's ``pre_save`` signal) and reads the reply only when the INSERT is
-compiled, so the round trip overlaps Django's own work before the INSERT instead of
-adding to it.
+it starts (the model's ``pre_save`` signal, unless ``SNOWID_ORDER_SEND_AHEAD`` is off)
+and reads the reply only when the INSERT is compiled, so the round trip overlaps
+Django's own work before the INSERT instead of adding to it.
 
 Redis answers the commands of one connection in the order they were sent. A channel
 keeps its sent-but-unread requests in that order, and reading the reply of one request
