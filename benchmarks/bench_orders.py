@@ -281,7 +281,7 @@ def main() -> int:
             (
                 "create() time <= 1.35x without the field",
                 db["numbered_x"] <= 1.35,
-                f"{db['numbered_x']:.2f}x",
+                f"{db['numbered_x']:.3f}x",
             )
         )
     print()
