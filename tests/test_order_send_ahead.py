@@ -103,9 +103,8 @@ def test_a_save_inside_a_pre_save_receiver_keeps_the_order_the_saves_started(red
     assert {outer.number, inner.number} <= set(ShopOrder.objects.values_list("number", flat=True))
 
 
-def test_a_save_that_fails_before_its_insert_leaves_a_gap(redis_backend):
-    field = ShopOrder._meta.get_field("number")
-    before = ShopOrder.objects.create(user_id=1)
+def create_refused_by_a_receiver() -> None:
+    """Try to create a ShopOrder (user 1) that a pre_save receiver refuses."""
 
     def refuse(sender, instance, **kwargs):
         raise RuntimeError("refused by a receiver")
@@ -116,6 +115,13 @@ def test_a_save_that_fails_before_its_insert_leaves_a_gap(redis_backend):
             ShopOrder.objects.create(user_id=1)
     finally:
         pre_save.disconnect(sender=ShopOrder, dispatch_uid="test-refuse")
+
+
+def test_a_save_that_fails_before_its_insert_leaves_a_gap(redis_backend):
+    field = ShopOrder._meta.get_field("number")
+    before = ShopOrder.objects.create(user_id=1)
+
+    create_refused_by_a_receiver()
     # The abandoned reservation was made: the store moved past it.
     abandoned = get_store().read(field.stream)
     assert abandoned is not None and abandoned > field.format.position(before.number)
@@ -173,13 +179,5 @@ def test_with_send_ahead_off_the_number_is_reserved_at_the_insert(redis_backend,
     before = get_store().read(field.stream)
     assert before == field.format.position(outer.number)
 
-    def refuse(sender, instance, **kwargs):
-        raise RuntimeError("refused by a receiver")
-
-    pre_save.connect(refuse, sender=ShopOrder, dispatch_uid="test-refuse")
-    try:
-        with pytest.raises(RuntimeError), transaction.atomic():
-            ShopOrder.objects.create(user_id=1)
-    finally:
-        pre_save.disconnect(sender=ShopOrder, dispatch_uid="test-refuse")
+    create_refused_by_a_receiver()
     assert get_store().read(field.stream) == before
