@@ -17,6 +17,9 @@ TIME_ZONE = "UTC"
 BACKEND = os.environ.get("SNOWID_TEST_DB", "sqlite")
 
 RUN_ID = os.environ.setdefault("SNOWID_TEST_RUN_ID", f"{os.getpid()}-{os.urandom(3).hex()}")
+# Two checkouts testing at once on one server need database names of their own
+# (Django adds "test_" in front).
+DB_NAME = os.environ.get("SNOWID_TEST_DB_NAME", "snowid")
 
 if BACKEND == "sqlite":
     # A file, not :memory:, so that threads and processes share it the way they share a
@@ -37,7 +40,7 @@ elif BACKEND == "postgresql":
             "PORT": os.environ.get("SNOWID_PG_PORT", "5432"),
             "USER": os.environ.get("SNOWID_PG_USER", "postgres"),
             "PASSWORD": os.environ.get("SNOWID_PG_PASSWORD", ""),
-            "NAME": "snowid",
+            "NAME": DB_NAME,
         }
     }
 elif BACKEND == "mariadb":
@@ -48,7 +51,7 @@ elif BACKEND == "mariadb":
             "PORT": os.environ.get("SNOWID_MARIADB_PORT", "3306"),
             "USER": os.environ.get("SNOWID_MARIADB_USER", "root"),
             "PASSWORD": os.environ.get("SNOWID_MARIADB_PASSWORD", ""),
-            "NAME": "snowid",
+            "NAME": DB_NAME,
             "OPTIONS": {"charset": "utf8mb4"},
             "TEST": {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"},
         }
