@@ -54,3 +54,6 @@ class IdDecoder(models.Model):
         default_permissions = ()
         verbose_name = "id decoder"
         verbose_name_plural = "Decode ids and order numbers"
+
+
+from .sequences.models import SequenceMark, SequenceStatus  # noqa: E402, F401

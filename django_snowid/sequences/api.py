@@ -1,0 +1,48 @@
+"""``next_value(name)`` and ``next_values(name, count)``: the public API of named sequences."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .config import BACKENDS, get_spec, setting
+from .exceptions import InvalidSequence
+from .stores import DatabaseSequenceStore, RedisSequenceStore
+
+__all__ = ["get_store", "next_value", "next_values"]
+
+_stores: dict[tuple[str, ...], Any] = {}
+
+
+def get_store() -> DatabaseSequenceStore | RedisSequenceStore:
+    """The store ``SNOWID_SEQUENCE_BACKEND`` names (one per settings, kept between calls)."""
+    from ..conf import conf
+
+    backend = setting("SNOWID_SEQUENCE_BACKEND")
+    key = (backend, conf.REDIS_ALIAS, conf.REDIS_KEY_PREFIX)
+    store = _stores.get(key)
+    if store is None:
+        if backend == "redis":
+            store = RedisSequenceStore(conf.REDIS_ALIAS, conf.REDIS_KEY_PREFIX)
+        elif backend == "database":
+            store = DatabaseSequenceStore()
+        else:
+            raise InvalidSequence(
+                f"SNOWID_SEQUENCE_BACKEND is {backend!r}: expected one of {BACKENDS}."
+            )
+        _stores[key] = store
+    return store
+
+
+def next_values(name: str, count: int, *, using: str | None = None) -> range:
+    """The next ``count`` values of sequence ``name``, as a ``range`` (one block).
+
+    ``using`` names the database of the mark (default: the router's ``db_for_write``).
+    """
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise InvalidSequence(f"count is {count!r}: expected an integer >= 1.")
+    return get_store().next_values(get_spec(name), count, using)
+
+
+def next_value(name: str, *, using: str | None = None) -> int:
+    """The next value of sequence ``name``."""
+    return get_store().next_values(get_spec(name), 1, using).start

@@ -1,0 +1,106 @@
+"""Sequence marks in the database: one atomic statement raises a mark and returns it.
+
+PostgreSQL and SQLite: ``INSERT ... ON CONFLICT DO UPDATE ... RETURNING``. MariaDB/MySQL
+have no RETURNING on upserts: the new value goes through ``LAST_INSERT_ID(expr)``, which
+the client library returns with the statement's reply (one round trip, no SELECT).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from django.db import DatabaseError, InterfaceError, OperationalError, connections, router
+
+from .exceptions import SequenceUnavailable
+
+__all__ = ["advance", "mark_connection", "read_marks"]
+
+_sql: dict[tuple[str, str], str] = {}
+
+
+def _statement(connection: Any) -> str:
+    from .models import SequenceMark
+
+    key = (connection.vendor, connection.alias)
+    sql = _sql.get(key)
+    if sql is None:
+        qn = connection.ops.quote_name
+        table, name, value = qn(SequenceMark._meta.db_table), qn("name"), qn("value")
+        if connection.vendor == "mysql":
+            sql = (
+                f"INSERT INTO {table} ({name}, {value}) VALUES (%s, LAST_INSERT_ID(%s)) "
+                f"ON DUPLICATE KEY UPDATE {value} = LAST_INSERT_ID(GREATEST({value}, %s) + %s)"
+            )
+        else:
+            greatest = "MAX" if connection.vendor == "sqlite" else "GREATEST"
+            sql = (
+                f"INSERT INTO {table} ({name}, {value}) VALUES (%s, %s) "
+                f"ON CONFLICT ({name}) DO UPDATE SET "
+                f"{value} = {greatest}({table}.{value}, %s) + %s RETURNING {value}"
+            )
+        _sql[key] = sql
+    return sql
+
+
+def advance(connection: Any, name: str, *, floor: int, by: int) -> int:
+    """Raise mark ``name`` to ``max(mark, floor) + by`` (a new mark: ``floor + by``).
+
+    One statement, atomic on its own; returns the new mark. Runs in whatever transaction
+    ``connection`` is in: the caller decides whether it commits with its own work.
+    """
+    sql = _statement(connection)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [name, floor + by, floor, by])
+        if connection.vendor == "mysql":
+            return int(cursor.cursor.lastrowid)
+        return int(cursor.fetchone()[0])
+
+
+_local = threading.local()
+
+
+def mark_connection(using: str | None) -> Any:
+    """A connection of this thread to ``using``, outside every transaction of the caller.
+
+    A mark published to Redis must be committed first: written in the caller's
+    transaction, a rollback would take it back while Redis keeps handing out values
+    under it (after a Redis loss, they would be issued again).
+    """
+    from .models import SequenceMark
+
+    alias = using or router.db_for_write(SequenceMark)
+    own: dict[str, tuple[int, Any]] | None = getattr(_local, "connections", None)
+    if own is None:
+        own = _local.connections = {}
+    entry = own.get(alias)
+    if entry is None or entry[0] != os.getpid():
+        entry = own[alias] = (os.getpid(), connections.create_connection(alias))
+    connection = entry[1]
+    connection.close_if_unusable_or_obsolete()
+    return connection
+
+
+def advance_committed(using: str | None, name: str, *, floor: int, by: int) -> int:
+    """:func:`advance` on a connection of its own, committed when it returns."""
+    connection = mark_connection(using)
+    try:
+        return advance(connection, name, floor=floor, by=by)  # autocommit: committed here
+    except (OperationalError, InterfaceError) as exc:
+        connection.close()  # a broken connection is opened again next time
+        raise SequenceUnavailable(
+            f"The database {connection.alias!r} is unreachable, so the mark of the sequence "
+            f"{name!r} could not be raised: {exc}. Nothing was issued."
+        ) from exc
+    except DatabaseError:
+        connection.close()
+        raise
+
+
+def read_marks(using: str | None = None) -> dict[str, int]:
+    """Every mark, by stored name (``name`` or ``name:YYYYMMDD``)."""
+    from .models import SequenceMark
+
+    alias = using or router.db_for_write(SequenceMark)
+    return dict(SequenceMark.objects.using(alias).values_list("name", "value"))

@@ -1,0 +1,256 @@
+"""Where named sequences live: the database alone, or Redis under a database mark.
+
+Both stores take the clock as an argument (``time.time`` by default), so tests can cross
+a day boundary or let five minutes pass without waiting.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from typing import Any, Final
+
+from django.db import InterfaceError, OperationalError, connections, router
+
+from ..core.seqplan import (
+    WINDOW_S,
+    Rates,
+    day_stamp,
+    needs_raise,
+    plan_step,
+    storage_name,
+)
+from ..redisscripts import RedisScript, RedisUnavailable
+from .config import SequenceSpec
+from .database import advance, advance_committed
+from .exceptions import SequenceError, SequenceUnavailable
+
+__all__ = ["DatabaseSequenceStore", "RedisSequenceStore"]
+
+logger = logging.getLogger("django_snowid.sequences")
+Clock = Callable[[], float]
+
+
+def stored_name(spec: SequenceSpec, now: float) -> str:
+    """``name``, or ``name:YYYYMMDD`` (the day in the sequence's zone) for a daily one."""
+    return storage_name(spec.name, day_stamp(now, spec.zone) if spec.daily else None)  # type: ignore[arg-type]
+
+
+class DatabaseSequenceStore:
+    """Values straight from the mark table, in the caller's connection and transaction.
+
+    Inside a transaction the row stays locked until it ends, and a rollback takes the
+    values back: gapless, like django-sequences (and, like it, one writer at a time).
+    """
+
+    name = "database"
+
+    def __init__(self, clock: Clock = time.time) -> None:
+        self.clock = clock
+
+    def next_values(self, spec: SequenceSpec, count: int, using: str | None) -> range:
+        from .models import SequenceMark
+
+        alias = using or router.db_for_write(SequenceMark)
+        name = stored_name(spec, self.clock())
+        try:
+            last = advance(connections[alias], name, floor=spec.start - 1, by=count)
+        except (OperationalError, InterfaceError) as exc:
+            raise SequenceUnavailable(
+                f"The database {alias!r} is unreachable: {exc}. Nothing was issued."
+            ) from exc
+        return range(last - count + 1, last + 1)
+
+
+# Draw values of one sequence.
+# KEYS[1]: the sequence's hash: cur (last issued), max (the published mark), and the
+#   consumption figures t (a Unix second), n (values drawn in it), l (in the second before),
+#   w (start of the current window), wn (values drawn in it), pw (in the window before)
+# ARGV[1]: how many values   ARGV[2]: the caller's clock (Unix seconds)   ARGV[3]: window (s)
+# Returns {1, first, max, t, n, l, w, wn, pw}: values first..first+count-1 are the caller's;
+# {0, cur, max, t, n, l, w, wn, pw}: not enough headroom, nothing drawn;
+# {-1}: no state (a new sequence, or a Redis that lost it); {-2}: the state is garbage.
+DRAW: Final = RedisScript("""
+local h = redis.call('HMGET', KEYS[1], 'cur', 'max', 't', 'n', 'l', 'w', 'wn', 'pw')
+if not h[2] then return {-1} end
+local cur, mx = tonumber(h[1]), tonumber(h[2])
+if not cur or not mx then return {-2} end
+local count, now, len = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local t, n, l = tonumber(h[3]) or 0, tonumber(h[4]) or 0, tonumber(h[5]) or 0
+local w, wn, pw = tonumber(h[6]) or 0, tonumber(h[7]) or 0, tonumber(h[8]) or 0
+if cur + count > mx then return {0, cur, mx, t, n, l, w, wn, pw} end
+if now > t then
+  if now == t + 1 then l = n else l = 0 end
+  n, t = 0, now
+end
+local ws = now - now % len
+if ws > w then
+  if ws == w + len then pw = wn else pw = 0 end
+  wn, w = 0, ws
+end
+n, wn = n + count, wn + count
+local last = redis.call('HINCRBY', KEYS[1], 'cur', count)
+redis.call('HSET', KEYS[1], 't', t, 'n', n, 'l', l, 'w', w, 'wn', wn, 'pw', pw)
+return {1, last - count + 1, mx, t, n, l, w, wn, pw}
+""")
+
+# Publish a mark that is committed in the database, if the caller still holds the lock.
+# KEYS[1]: the sequence's hash   KEYS[2]: its raise lock
+# ARGV[1]: the lock's token   ARGV[2]: the mark before the raise   ARGV[3]: the new mark
+# ARGV[4]: the step
+# A sequence Redis lost restarts at the mark before the raise: above every value issued.
+# Returns 1: published, lock released; 0: the lock is not ours (expired, or Redis lost it).
+PUBLISH: Final = RedisScript("""
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+local mx = tonumber(redis.call('HGET', KEYS[1], 'max'))
+if not mx then
+  redis.call('DEL', KEYS[1])
+  redis.call('HSET', KEYS[1], 'cur', ARGV[2], 'max', ARGV[3])
+elseif tonumber(ARGV[3]) > mx then
+  redis.call('HSET', KEYS[1], 'max', ARGV[3])
+end
+redis.call('HSET', KEYS[1], 'step', ARGV[4])
+redis.call('DEL', KEYS[2])
+return 1
+""")
+
+# Release a raise lock if it is still the caller's.
+# KEYS[1]: the lock   ARGV[1]: the token   Returns 1 if released.
+RELEASE: Final = RedisScript("""
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+""")
+
+FIELDS: Final = ("t", "n", "l", "w", "wn", "pw")
+
+
+def _rates(figures: list[Any]) -> Rates:
+    return Rates(*(int(v) for v in figures))
+
+
+class RedisSequenceStore:
+    """The current value in Redis, the mark in the database, raised ahead of demand.
+
+    A draw is one EVALSHA. When the headroom left (``max - cur``) would last less than
+    ``LOW_WATER_S`` at the measured rate, the caller that takes the raise lock raises the
+    database mark (committed on a connection of its own), then publishes it to Redis.
+    """
+
+    name = "redis"
+    LOCK_TTL_MS: Final = 10_000
+    POLL_S: Final = 0.002
+
+    def __init__(self, alias: str, prefix: str, clock: Clock = time.time) -> None:
+        self.alias = alias
+        self.prefix = prefix
+        self.clock = clock
+        self._client: Any = None
+
+    def client(self) -> Any:
+        if self._client is None:
+            from django_redis import get_redis_connection
+
+            try:
+                self._client = get_redis_connection(self.alias)
+            except NotImplementedError:
+                raise SequenceError(
+                    f"The cache alias {self.alias!r} (SNOWID_REDIS_ALIAS) is not a "
+                    "django-redis cache."
+                ) from None
+        return self._client
+
+    def key(self, stored: str) -> str:
+        # The whole key is the hash tag: Redis Cluster keeps a sequence (and its lock) on
+        # one slot.
+        return f"{{{self.prefix}:seq:{stored}}}"
+
+    def _run(self, script: RedisScript, keys: list[str], args: list[Any]) -> Any:
+        try:
+            return script(self.client(), keys, args)
+        except RedisUnavailable as exc:
+            raise SequenceUnavailable(
+                f"Redis (cache alias {self.alias!r}) is unreachable: {exc}. Nothing was issued."
+            ) from exc
+
+    def next_values(self, spec: SequenceSpec, count: int, using: str | None) -> range:
+        now = self.clock()
+        stored = stored_name(spec, now)
+        key = self.key(stored)
+        args = [count, int(now), WINDOW_S]
+        deadline = time.monotonic() + 2 * self.LOCK_TTL_MS / 1000
+        while True:
+            reply = self._run(DRAW, [key], args)
+            status = reply[0]
+            if status == 1:
+                first, mark = reply[1], reply[2]
+                rates = _rates(reply[3:])
+                if needs_raise(mark - first - count + 1, rates.estimate(int(now))):
+                    # Ahead of demand: a failure here costs nothing yet, the headroom left
+                    # still serves.
+                    try:
+                        self.raise_mark(spec, stored, using, rates=rates, floor=mark)
+                    except SequenceError as exc:
+                        logger.warning("Could not raise the mark of %s ahead: %s", stored, exc)
+                return range(first, first + count)
+            if status == -2:
+                raise SequenceError(
+                    f"The Redis key {key!r} does not hold a sequence (fields cur and max as "
+                    "integers). Delete it: the sequence continues above its database mark."
+                )
+            floor = reply[2] if status == 0 else 0
+            rates = _rates(reply[3:]) if status == 0 else Rates()
+            if self.raise_mark(spec, stored, using, rates=rates, floor=floor, need=count):
+                continue
+            if time.monotonic() > deadline:
+                raise SequenceUnavailable(
+                    f"The sequence {stored!r} has no headroom left and its mark could not be "
+                    "raised in time (another client holds the raise lock). Nothing was issued."
+                )
+            time.sleep(self.POLL_S)
+
+    def raise_mark(
+        self,
+        spec: SequenceSpec,
+        stored: str,
+        using: str | None,
+        *,
+        rates: Rates,
+        floor: int,
+        need: int = 0,
+        by: int | None = None,
+    ) -> bool:
+        """Raise the mark if this caller wins the lock: commit it, then publish it.
+
+        ``by`` forces the step; otherwise it is planned from ``rates``. Returns False when
+        another client holds the lock (or took it over), True once published.
+        """
+        key = self.key(stored)
+        lock = f"{key}:raise"
+        token = f"{os.getpid()}-{os.urandom(6).hex()}"
+        try:
+            if not self.client().set(lock, token, nx=True, px=self.LOCK_TTL_MS):
+                return False
+        except Exception as exc:  # redis-py's connection errors; redis is imported lazily
+            raise SequenceUnavailable(f"Redis is unreachable: {exc}") from exc
+        step = by or plan_step(
+            rates.estimate(int(self.clock())),
+            min_step=spec.min_step,
+            max_step=spec.max_step,
+            need=need,
+        )
+        try:
+            mark = advance_committed(using, stored, floor=max(floor, spec.start - 1), by=step)
+        except BaseException:
+            self._run(RELEASE, [lock], [token])
+            raise
+        return bool(self._run(PUBLISH, [key, lock], [token, mark - step, mark, step]))
+
+    def state(self, stored: str) -> dict[str, int]:
+        """The Redis fields of one stored sequence (empty if Redis holds none)."""
+        try:
+            raw = self.client().hgetall(self.key(stored))
+        except Exception as exc:
+            raise SequenceUnavailable(f"Redis is unreachable: {exc}") from exc
+        return {k.decode(): int(v) for k, v in raw.items()}
