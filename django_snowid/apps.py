@@ -11,3 +11,4 @@ class SnowidConfig(AppConfig):
 
     def ready(self) -> None:
         from . import checks, registry  # noqa: F401  (registers checks and signal receivers)
+        from .sequences import checks as sequence_checks  # noqa: F401

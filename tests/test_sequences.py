@@ -30,3 +30,28 @@ def test_values_go_up_by_one(seq_backend):
     assert list(block) == [4, 5, 6, 7, 8]
     assert next_value("customer") == 9
     assert next_value("coupon") == 1
+
+
+def test_command_lists_and_raises(seq_backend, capsys):
+    import json
+
+    from django.core.management import CommandError, call_command
+
+    next_values("invoice", 7)
+    call_command("snowid_sequences", "--json")
+    rows = json.loads(capsys.readouterr().out)
+    (row,) = [r for r in rows if r["name"] == "invoice"]
+    assert row["current"] == 7
+    assert row["mark"] >= 7
+    if seq_backend == "redis":
+        before = row["mark"]
+        call_command("snowid_sequences", "--raise", "invoice", "--by", "5000")
+        call_command("snowid_sequences", "--json")
+        (row,) = [r for r in json.loads(capsys.readouterr().out.split("\n", 1)[1]) if r["name"] == "invoice"]
+        assert row["mark"] == before + 5000 == row["published"]
+        assert next_value("invoice") == 8
+    else:
+        with pytest.raises(CommandError, match="no mark to raise"):
+            call_command("snowid_sequences", "--raise", "invoice", "--by", "5")
+    with pytest.raises(CommandError, match="--by"):
+        call_command("snowid_sequences", "--raise", "invoice", "--by", "0")

@@ -50,11 +50,14 @@ class DatabaseSequenceStore:
     def __init__(self, clock: Clock = time.time) -> None:
         self.clock = clock
 
-    def next_values(self, spec: SequenceSpec, count: int, using: str | None) -> range:
+    def next_values(
+        self, spec: SequenceSpec, count: int, using: str | None, now: float | None = None
+    ) -> range:
+        """Values of the day of ``now`` (default: the store's clock) for a daily sequence."""
         from .models import SequenceMark
 
         alias = using or router.db_for_write(SequenceMark)
-        name = stored_name(spec, self.clock())
+        name = stored_name(spec, self.clock() if now is None else now)
         try:
             last = advance(connections[alias], name, floor=spec.start - 1, by=count)
         except (OperationalError, InterfaceError) as exc:
@@ -174,8 +177,12 @@ class RedisSequenceStore:
                 f"Redis (cache alias {self.alias!r}) is unreachable: {exc}. Nothing was issued."
             ) from exc
 
-    def next_values(self, spec: SequenceSpec, count: int, using: str | None) -> range:
-        now = self.clock()
+    def next_values(
+        self, spec: SequenceSpec, count: int, using: str | None, now: float | None = None
+    ) -> range:
+        """Values of the day of ``now`` (default: the store's clock) for a daily sequence."""
+        if now is None:
+            now = self.clock()
         stored = stored_name(spec, now)
         key = self.key(stored)
         args = [count, int(now), WINDOW_S]

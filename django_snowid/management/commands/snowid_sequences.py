@@ -1,0 +1,91 @@
+"""``manage.py snowid_sequences``: named sequences with their marks, headroom and rates."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from ...core.seqplan import check_name
+from ...sequences.exceptions import SequenceError
+from ...sequences.status import raise_by, raise_if_low, sequence_rows
+
+COLUMNS = ("stored", "current", "mark", "headroom", "minutes_left", "rate_last_s", "rate_5min")
+
+
+class Command(BaseCommand):
+    help = (
+        "List the named sequences (current value, mark, headroom, rates); --raise NAME --by N "
+        "raises a mark ahead of a known peak; --serve raises low marks as a long-lived process."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--json", action="store_true", dest="as_json")
+        parser.add_argument("--raise", dest="raise_name", metavar="NAME")
+        parser.add_argument("--by", type=int, metavar="N")
+        parser.add_argument("--serve", action="store_true")
+        parser.add_argument("--interval", type=float, default=1.0, help="--serve: seconds")
+        parser.add_argument("--rounds", type=int, default=0, help="--serve: stop after N")
+        parser.add_argument("--database", default=None)
+
+    def handle(
+        self,
+        *args: Any,
+        as_json: bool,
+        raise_name: str | None,
+        by: int | None,
+        serve: bool,
+        interval: float,
+        rounds: int,
+        database: str | None,
+        **options: Any,
+    ) -> None:
+        try:
+            if raise_name is not None:
+                self._raise(raise_name, by, database)
+            elif by is not None:
+                raise CommandError("--by goes with --raise NAME.")
+            elif serve:
+                self._serve(interval, rounds, database, options["verbosity"])
+            else:
+                self._list(as_json, database)
+        except SequenceError as exc:
+            raise CommandError(str(exc)) from None
+
+    def _raise(self, name: str, by: int | None, database: str | None) -> None:
+        stored = name.split(":", 1)
+        try:
+            check_name(stored[0])
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        if by is None or by < 1:
+            raise CommandError(f"--by {by!r} is not a positive number of values.")
+        mark = raise_by(name, by, database)
+        self.stdout.write(f"{name}: mark raised to {mark}")
+
+    def _serve(self, interval: float, rounds: int, database: str | None, verbosity: int) -> None:
+        done = 0
+        while not rounds or done < rounds:
+            for stored in raise_if_low(database):
+                if verbosity >= 1:
+                    self.stdout.write(f"raised the mark of {stored}")
+            done += 1
+            if not rounds or done < rounds:
+                time.sleep(interval)
+
+    def _list(self, as_json: bool, database: str | None) -> None:
+        rows = sequence_rows(database)
+        if as_json:
+            self.stdout.write(json.dumps(rows, indent=2))
+            return
+        if not rows:
+            self.stdout.write("No sequence has issued a value yet.")
+            return
+        table = [COLUMNS] + [
+            tuple("-" if row.get(c) is None else str(row.get(c)) for c in COLUMNS) for row in rows
+        ]
+        widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
+        for line in table:
+            self.stdout.write("  ".join(v.ljust(w) for v, w in zip(line, widths)).rstrip())

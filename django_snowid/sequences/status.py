@@ -1,0 +1,86 @@
+"""What ``manage.py snowid_sequences`` and the admin status page show, and the raising
+both share with the ``--serve`` loop."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..core.seqplan import Rates, needs_raise, plan_step
+from .api import get_store
+from .config import SequenceSpec, build_spec, setting
+from .database import read_marks
+from .exceptions import SequenceError
+from .stores import FIELDS, RedisSequenceStore
+
+__all__ = ["raise_by", "raise_if_low", "sequence_rows"]
+
+
+def _spec(stored: str) -> SequenceSpec:
+    name = stored.split(":", 1)[0]
+    declared = setting("SNOWID_SEQUENCES")
+    return build_spec(name, declared.get(name, {}))
+
+
+def _row(store: Any, stored: str, mark: int, now: float) -> dict[str, Any]:
+    spec = _spec(stored)
+    row: dict[str, Any] = {"name": spec.name, "stored": stored, "kind": spec.kind, "mark": mark}
+    if not isinstance(store, RedisSequenceStore):
+        # The database store issues the mark itself: it is the last value.
+        return {**row, "current": mark, "published": None, "headroom": None}
+    state = store.state(stored)
+    rates = Rates(*(state.get(f, 0) for f in FIELDS))
+    rate = rates.estimate(int(now))
+    headroom = state["max"] - state["cur"] if "max" in state else None
+    return {
+        **row,
+        "current": state.get("cur"),
+        "published": state.get("max"),
+        "headroom": headroom,
+        "minutes_left": (
+            round(headroom / rate / 60, 1) if headroom is not None and rate > 0 else None
+        ),
+        "rate_last_s": rates.last_second_rate(int(now)),
+        "rate_5min": round(rates.average_rate(int(now)), 3),
+        "last_step": state.get("step"),
+        "next_step": plan_step(rate, min_step=spec.min_step, max_step=spec.max_step),
+        "low": headroom is not None and needs_raise(headroom, rate),
+    }
+
+
+def sequence_rows(using: str | None = None) -> list[dict[str, Any]]:
+    """One row per stored sequence (a daily sequence has one per day), by name."""
+    store = get_store()
+    now = store.clock()
+    return [_row(store, s, m, now) for s, m in sorted(read_marks(using).items())]
+
+
+def raise_by(stored: str, by: int, using: str | None = None) -> int:
+    """Raise a Redis sequence's mark by ``by`` now (ahead of a known peak); the new mark."""
+    store = get_store()
+    if not isinstance(store, RedisSequenceStore):
+        raise SequenceError(
+            "SNOWID_SEQUENCE_BACKEND is 'database': it issues values from the mark itself, "
+            "there is no mark to raise ahead."
+        )
+    spec = _spec(stored)
+    for _ in range(2000):
+        state = store.state(stored)
+        if store.raise_mark(spec, stored, using, rates=Rates(), floor=state.get("max", 0), by=by):
+            return store.state(stored)["max"]
+        time.sleep(0.005)  # another client holds the lock: let it finish
+    raise SequenceError(f"The raise lock of {stored!r} stayed taken for 10 seconds.")
+
+
+def raise_if_low(using: str | None = None) -> list[str]:
+    """Raise every Redis sequence whose headroom is low (the ``--serve`` loop); the names."""
+    store = get_store()
+    raised = []
+    for row in sequence_rows(using):
+        if row.get("low") and isinstance(store, RedisSequenceStore):
+            state = store.state(row["stored"])
+            rates = Rates(*(state.get(f, 0) for f in FIELDS))
+            spec = _spec(row["stored"])
+            if store.raise_mark(spec, row["stored"], using, rates=rates, floor=state["max"]):
+                raised.append(row["stored"])
+    return raised
