@@ -1,0 +1,100 @@
+"""The admin's read-only status page: named sequences, order-number streams, worker leases.
+
+It lives at ``admin:snowid_status`` (``<admin>/django_snowid/sequencestatus/``), hosted by
+the table-less :class:`~django_snowid.sequences.models.SequenceStatus` so that the admin
+index links to it. On a custom admin site: ``site.register(SequenceStatus, StatusAdmin)``.
+Each part reads through its store's own read-only API; a part whose store fails shows
+the error instead of hiding the page.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import path
+
+from ..admin import IdDecoderAdmin
+from ..conf import conf
+from .models import SequenceStatus
+from .status import sequence_rows
+
+__all__ = ["StatusAdmin"]
+
+
+def _order_streams() -> list[dict[str, Any]]:
+    from ..ordernumbers.issuer import get_store as get_order_store
+
+    store = get_order_store()
+    if store.name == "database":
+        from ..models import OrderStreamState
+
+        streams = list(OrderStreamState.objects.values_list("name", flat=True))
+    else:
+        client = store._client or store._connect()
+        prefix = f"{{{store.prefix}:order:"
+        streams = [k.decode()[len(prefix) : -1] for k in client.scan_iter(match=f"{prefix}*")]
+    rows = []
+    for stream in sorted(streams):
+        position = store.read(stream)
+        if position is not None:
+            rows.append({"stream": stream, "second": position[0], "sequence": position[1]})
+    return rows
+
+
+def _leases() -> list[dict[str, Any]]:
+    from ..leases.holder import get_lease_store
+
+    if conf.WORKER_ID_SOURCE not in ("redis", "database"):
+        return []
+    now_ms = time.time_ns() // 1_000_000
+    return [
+        {**asdict(lease), "expires_in_s": round((lease.expires_ms - now_ms) / 1000, 1)}
+        for lease in get_lease_store(conf.WORKER_ID_SOURCE).leases()
+        if lease.expires_ms > now_ms
+    ]
+
+
+def _read(part: Callable[[], list[dict[str, Any]]]) -> tuple[list[dict[str, Any]], str]:
+    try:
+        return part(), ""
+    except Exception as exc:  # a status page shows a store's failure, whatever it is
+        return [], f"{type(exc).__name__}: {exc}"
+
+
+class StatusAdmin(IdDecoderAdmin):
+    """The status page; any active staff member may see it, it writes nothing."""
+
+    def get_urls(self) -> list[Any]:
+        view = self.admin_site.admin_view(self.status_view)
+        opts = self.model._meta
+        return [
+            path("", view, name="snowid_status"),
+            path("", view, name=f"{opts.app_label}_{opts.model_name}_changelist"),
+        ]
+
+    def status_view(self, request: HttpRequest) -> HttpResponse:
+        sequences, sequences_error = _read(sequence_rows)
+        streams, streams_error = _read(_order_streams)
+        leases, leases_error = _read(_leases)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Sequences, streams and leases",
+            "opts": self.model._meta,
+            "sequences": sequences,
+            "sequences_error": sequences_error,
+            "streams": streams,
+            "streams_error": streams_error,
+            "leases": leases,
+            "leases_error": leases_error,
+            "backend": conf.ORDER_BACKEND,
+        }
+        return TemplateResponse(request, "admin/django_snowid/status.html", context)
+
+
+admin.site.register(SequenceStatus, StatusAdmin)
