@@ -10,10 +10,16 @@ from django.db import connections
 from django.test import override_settings
 
 from django_snowid import next_value
-from django_snowid.sequences.database import read_marks
+from django_snowid.sequences.database import close_mark_connections, read_marks
 
 PROCESSES = 8
 PER_PROCESS = int(os.environ.get("SNOWID_SEQUENCE_TEST_PER_PROCESS", "20000"))
+
+
+@pytest.fixture(autouse=True)
+def _close_mark_connections():
+    yield
+    close_mark_connections()  # the test database is dropped at the end of the run
 
 
 def _draw(process: int) -> list[int]:

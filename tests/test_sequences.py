@@ -13,7 +13,7 @@ from django.db import connection, transaction
 from django_snowid import next_value, next_values
 from django_snowid.core.seqplan import Rates
 from django_snowid.sequences.config import get_spec
-from django_snowid.sequences.database import read_marks
+from django_snowid.sequences.database import close_mark_connections, read_marks
 from django_snowid.sequences.exceptions import (
     InvalidSequence,
     SequenceUnavailable,
@@ -22,6 +22,12 @@ from django_snowid.sequences.exceptions import (
 from django_snowid.sequences.stores import DatabaseSequenceStore, RedisSequenceStore
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _close_mark_connections():
+    yield
+    close_mark_connections()  # the test database is dropped at the end of the run
 
 
 @pytest.fixture(params=[pytest.param("redis", marks=pytest.mark.redis), "database"])

@@ -4,13 +4,35 @@ from __future__ import annotations
 
 from typing import Any
 
-from .config import BACKENDS, get_spec, setting
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
+from .config import BACKENDS, SequenceSpec, get_spec, setting
 from .exceptions import InvalidSequence
 from .stores import DatabaseSequenceStore, RedisSequenceStore
 
 __all__ = ["get_store", "next_value", "next_values"]
 
 _stores: dict[tuple[str, ...], Any] = {}
+# name -> (store, spec): a value costs no settings lookup. Emptied when a setting changes.
+_resolved: dict[str, tuple[Any, SequenceSpec]] = {}
+
+
+@receiver(setting_changed)
+def _reset_on_setting_changed(*, setting: str, **kwargs: object) -> None:
+    if setting.startswith("SNOWID_") or setting == "CACHES":
+        _resolved.clear()
+        _stores.clear()
+
+
+def _resolve(name: str) -> tuple[Any, SequenceSpec]:
+    entry = _resolved.get(name)
+    if entry is None:
+        entry = (get_store(), get_spec(name))
+        if len(_resolved) > 4096:  # names made up at run time
+            _resolved.clear()
+        _resolved[name] = entry
+    return entry
 
 
 def get_store() -> DatabaseSequenceStore | RedisSequenceStore:
@@ -40,9 +62,11 @@ def next_values(name: str, count: int, *, using: str | None = None) -> range:
     """
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise InvalidSequence(f"count is {count!r}: expected an integer >= 1.")
-    return get_store().next_values(get_spec(name), count, using)
+    store, spec = _resolve(name)
+    return store.next_values(spec, count, using)
 
 
 def next_value(name: str, *, using: str | None = None) -> int:
     """The next value of sequence ``name``."""
-    return get_store().next_values(get_spec(name), 1, using).start
+    store, spec = _resolve(name)
+    return store.next_values(spec, 1, using).start

@@ -15,7 +15,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError, connectio
 
 from .exceptions import SequenceUnavailable
 
-__all__ = ["advance", "mark_connection", "read_marks"]
+__all__ = ["advance", "advance_committed", "close_mark_connections", "read_marks"]
 
 _sql: dict[tuple[str, str], str] = {}
 
@@ -80,6 +80,14 @@ def mark_connection(using: str | None) -> Any:
     connection = entry[1]
     connection.close_if_unusable_or_obsolete()
     return connection
+
+
+def close_mark_connections() -> None:
+    """Close this thread's own mark connections (before dropping a database, say)."""
+    for pid, connection in getattr(_local, "connections", {}).values():
+        if pid == os.getpid():
+            connection.close()
+    _local.connections = {}
 
 
 def advance_committed(using: str | None, name: str, *, floor: int, by: int) -> int:

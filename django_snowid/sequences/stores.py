@@ -15,6 +15,7 @@ from typing import Any, Final
 from django.db import InterfaceError, OperationalError, connections, router
 
 from ..core.seqplan import (
+    LOW_WATER_S,
     WINDOW_S,
     Rates,
     day_stamp,
@@ -57,7 +58,10 @@ class DatabaseSequenceStore:
         from .models import SequenceMark
 
         alias = using or router.db_for_write(SequenceMark)
-        name = stored_name(spec, self.clock() if now is None else now)
+        if spec.daily:
+            name = stored_name(spec, self.clock() if now is None else now)
+        else:
+            name = spec.name
         try:
             last = advance(connections[alias], name, floor=spec.start - 1, by=count)
         except (OperationalError, InterfaceError) as exc:
@@ -150,6 +154,7 @@ class RedisSequenceStore:
         self.prefix = prefix
         self.clock = clock
         self._client: Any = None
+        self._keys: dict[str, str] = {}
 
     def client(self) -> Any:
         if self._client is None:
@@ -167,7 +172,10 @@ class RedisSequenceStore:
     def key(self, stored: str) -> str:
         # The whole key is the hash tag: Redis Cluster keeps a sequence (and its lock) on
         # one slot.
-        return f"{{{self.prefix}:seq:{stored}}}"
+        key = f"{{{self.prefix}:seq:{stored}}}"
+        if len(self._keys) < 1024:  # daily names come and go
+            self._keys[stored] = key
+        return key
 
     def _run(self, script: RedisScript, keys: list[str], args: list[Any]) -> Any:
         try:
@@ -183,17 +191,21 @@ class RedisSequenceStore:
         """Values of the day of ``now`` (default: the store's clock) for a daily sequence."""
         if now is None:
             now = self.clock()
-        stored = stored_name(spec, now)
-        key = self.key(stored)
+        stored = stored_name(spec, now) if spec.daily else spec.name
+        key = self._keys.get(stored) or self.key(stored)
         args = [count, int(now), WINDOW_S]
-        deadline = time.monotonic() + 2 * self.LOCK_TTL_MS / 1000
+        deadline = None
         while True:
             reply = self._run(DRAW, [key], args)
             status = reply[0]
             if status == 1:
                 first, mark = reply[1], reply[2]
-                rates = _rates(reply[3:])
-                if needs_raise(mark - first - count + 1, rates.estimate(int(now))):
+                headroom = mark - first - count + 1
+                # No rate can exceed the largest count on record: most draws stop here.
+                bound = max(reply[4], reply[5], (reply[7] + reply[8]) / WINDOW_S)
+                if headroom < bound * LOW_WATER_S + 1 and needs_raise(
+                    headroom, (rates := _rates(reply[3:])).estimate(int(now))
+                ):
                     # Ahead of demand: a failure here costs nothing yet, the headroom left
                     # still serves.
                     try:
@@ -210,7 +222,9 @@ class RedisSequenceStore:
             rates = _rates(reply[3:]) if status == 0 else Rates()
             if self.raise_mark(spec, stored, using, rates=rates, floor=floor, need=count):
                 continue
-            if time.monotonic() > deadline:
+            if deadline is None:
+                deadline = time.monotonic() + 2 * self.LOCK_TTL_MS / 1000
+            elif time.monotonic() > deadline:
                 raise SequenceUnavailable(
                     f"The sequence {stored!r} has no headroom left and its mark could not be "
                     "raised in time (another client holds the raise lock). Nothing was issued."
