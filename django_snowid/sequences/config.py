@@ -109,7 +109,9 @@ def get_spec(name: str) -> SequenceSpec:
     return entry[1]
 
 
-def _build(name: str, declared: Mapping[str, Any]) -> SequenceSpec:
+def _build(name: str, declared: Any) -> SequenceSpec:
+    if not isinstance(declared, Mapping):
+        raise InvalidSequence(f"SNOWID_SEQUENCES is {declared!r}: expected a dict.")
     if name in declared:
         return build_spec(name, declared[name])
     try:

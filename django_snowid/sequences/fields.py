@@ -10,7 +10,7 @@ from django.db import models
 from ..core.seqplan import Template, check_name, day_stamp
 from .api import get_store
 from .config import get_spec
-from .exceptions import InvalidSequence, SequenceError
+from .exceptions import InvalidSequence, SequenceError, UnknownSequence
 
 __all__ = ["SequenceField", "SequenceTextField"]
 
@@ -42,10 +42,14 @@ class _SequenceMixin:
         return value, day_stamp(now, spec.zone)  # type: ignore[arg-type]
 
     def _check_sequence(self) -> list[checks.CheckMessage]:
+        # A bad declaration is the settings checks' to report (E302, E303); the field
+        # reports what is its own: a name the settings refuse.
         try:
             get_spec(self.sequence)
-        except SequenceError as exc:
+        except UnknownSequence as exc:
             return [_error(f"sequence={self.sequence!r}: {exc}", self, "django_snowid.E310")]  # type: ignore[arg-type]
+        except SequenceError:
+            pass
         return []
 
 

@@ -8,6 +8,7 @@ from django_snowid.fields import (
     SnowflakeAutoField,
     SnowflakeField,
 )
+from django_snowid.sequences.fields import SequenceField, SequenceTextField
 
 
 class Product(models.Model):
@@ -87,3 +88,19 @@ class TinyOrder(models.Model):
     id = models.BigAutoField(primary_key=True)
     user_id = models.BigIntegerField()
     number = OrderNumberField(shard_from="user_id", sequence_bits=3, stream="tiny")
+
+
+class Customer(models.Model):
+    """Filled from the named sequence "customer" on insert."""
+
+    id = models.BigAutoField(primary_key=True)
+    number = SequenceField(sequence="customer", unique=True)
+
+
+class Invoice(models.Model):
+    """A daily invoice number as text: INV-20261123-000001."""
+
+    id = models.BigAutoField(primary_key=True)
+    code = SequenceTextField(
+        sequence="invoice", template="INV-{day}-{value:06d}", max_length=20, unique=True
+    )
