@@ -258,4 +258,5 @@ class SnowflakeAdminMixin:
 class SnowflakeModelAdmin(SnowflakeAdminMixin, admin.ModelAdmin):
     """A ready-made ModelAdmin with the decoded columns, panel, filter and id search."""
 
+
 from .sequences import admin as sequences_admin  # noqa: E402, F401  (the status page)

@@ -76,7 +76,7 @@ class RedisScript:
                 return connection.read_response()
             except redis.exceptions.NoScriptError:
                 if loaded:  # loaded and gone at once: do not loop
-                    raise RedisUnavailable(f"Redis keeps forgetting the script {self.sha}.") from None
+                    raise RedisUnavailable(f"Redis keeps forgetting script {self.sha}.") from None
                 connection.send_command("SCRIPT", "LOAD", self.source)
                 connection.read_response()
                 loaded = True

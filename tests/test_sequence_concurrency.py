@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 
@@ -42,5 +43,5 @@ def test_processes_draw_unique_increasing_values():
     assert len(values) == PROCESSES * PER_PROCESS
     assert len(set(values)) == len(values), "a value was issued twice"
     for vs in per_process:
-        assert all(a < b for a, b in zip(vs, vs[1:])), "a process's values went down"
+        assert all(a < b for a, b in itertools.pairwise(vs)), "a process's values went down"
     assert max(values) <= read_marks()["customer"], "a value above the committed mark"

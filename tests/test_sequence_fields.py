@@ -45,11 +45,11 @@ def test_fields_fill_themselves_on_insert(backend, settings):
 
 def test_deconstruct_round_trip():
     field = SequenceTextField(sequence="invoice", template="I-{value:04d}", max_length=12)
-    _name, path, args, kwargs = field.deconstruct()
+    _name, path, _args, kwargs = field.deconstruct()
     assert path == "django_snowid.sequences.fields.SequenceTextField"
     assert kwargs == {"sequence": "invoice", "template": "I-{value:04d}", "max_length": 12}
     assert "SequenceTextField(" in MigrationWriter.serialize(field)[0]
-    _name, path, args, kwargs = SequenceField(sequence="c").deconstruct()
+    _name, path, _args, kwargs = SequenceField(sequence="c").deconstruct()
     assert path == "django_snowid.sequences.fields.SequenceField" and kwargs == {"sequence": "c"}
 
 
@@ -122,7 +122,8 @@ def test_sequence_checks_are_registered():
     from django.core.management import call_command
     from django.core.management.base import SystemCheckError
 
-    with override_settings(SNOWID_SEQUENCES_UNKNOWN="maybe"), pytest.raises(
-        SystemCheckError, match="E301"
+    with (
+        override_settings(SNOWID_SEQUENCES_UNKNOWN="maybe"),
+        pytest.raises(SystemCheckError, match="E301"),
     ):
         call_command("check")

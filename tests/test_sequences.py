@@ -46,8 +46,8 @@ class Clock:
         return self.now
 
 
-def redis_store(settings, clock=None, *, alias=None) -> RedisSequenceStore:
-    store = RedisSequenceStore(alias or settings.SNOWID_REDIS_ALIAS, settings.SNOWID_REDIS_KEY_PREFIX)
+def redis_store(settings, clock=None) -> RedisSequenceStore:
+    store = RedisSequenceStore(settings.SNOWID_REDIS_ALIAS, settings.SNOWID_REDIS_KEY_PREFIX)
     if clock is not None:
         store.clock = clock
     return store

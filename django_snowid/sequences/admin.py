@@ -10,8 +10,8 @@ the error instead of hiding the page.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
 from django.contrib import admin

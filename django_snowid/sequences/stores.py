@@ -58,10 +58,9 @@ class DatabaseSequenceStore:
         from .models import SequenceMark
 
         alias = using or router.db_for_write(SequenceMark)
+        name = spec.name
         if spec.daily:
             name = stored_name(spec, self.clock() if now is None else now)
-        else:
-            name = spec.name
         try:
             last = advance(connections[alias], name, floor=spec.start - 1, by=count)
         except (OperationalError, InterfaceError) as exc:

@@ -88,4 +88,5 @@ class Command(BaseCommand):
         ]
         widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
         for line in table:
-            self.stdout.write("  ".join(v.ljust(w) for v, w in zip(line, widths)).rstrip())
+            cells = (v.ljust(w) for v, w in zip(line, widths, strict=True))
+            self.stdout.write("  ".join(cells).rstrip())

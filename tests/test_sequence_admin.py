@@ -1,0 +1,66 @@
+"""The admin's read-only status page of sequences, order-number streams and leases."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.urls import reverse
+
+from django_snowid import next_values
+from django_snowid.sequences.database import close_mark_connections
+from tests.testapp.models import ShopOrder
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _close_mark_connections():
+    yield
+    close_mark_connections()
+
+
+@pytest.mark.redis
+def test_staff_see_sequences_streams_and_leases(client, settings):
+    settings.SNOWID_SEQUENCE_BACKEND = "redis"
+    settings.SNOWID_ORDER_BACKEND = "database"
+    settings.SNOWID_WORKER_ID_SOURCE = "database"
+    next_values("coupon", 3)
+    order = ShopOrder.objects.create(user_id=7)
+    from django_snowid.leases.holder import release_all
+    from django_snowid.registry import get_generator
+
+    get_generator(None)  # leases a worker id
+    try:
+        response = _status_page(client)
+    finally:
+        release_all()
+    (row,) = [r for r in response.context["sequences"] if r["name"] == "coupon"]
+    assert row["current"] == 3 and row["headroom"] == row["published"] - 3
+    assert [s["stream"] for s in response.context["streams"]] == [
+        ShopOrder._meta.get_field("number").stream
+    ]
+    assert response.context["streams"][0]["sequence"] >= 1 and order.number
+    assert len(response.context["leases"]) == 1
+    assert not (
+        response.context["sequences_error"]
+        or response.context["streams_error"]
+        or response.context["leases_error"]
+    )
+    assert b"coupon" in response.content
+    assert b"/admin/django_snowid/sequencestatus/" in client.get(reverse("admin:index")).content
+
+
+def _status_page(client):
+    client.force_login(User.objects.create_user("staff", password="pw", is_staff=True))
+    url = reverse("admin:snowid_status")
+    assert url == "/admin/django_snowid/sequencestatus/"
+    response = client.get(url)
+    assert response.status_code == 200
+    return response
+
+
+def test_not_for_anonymous_or_non_staff(client):
+    url = reverse("admin:snowid_status")
+    assert client.get(url).status_code == 302
+    client.force_login(User.objects.create_user("plain", password="pw"))
+    assert client.get(url).status_code == 302
