@@ -9,7 +9,8 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Final
 
 from django.db import InterfaceError, OperationalError, connections, router
@@ -176,6 +177,18 @@ class RedisSequenceStore:
             self._keys[stored] = key
         return key
 
+    @contextmanager
+    def _unreachable(self) -> Iterator[None]:
+        """Redis-py's connection errors, around a plain command, as ours."""
+        import redis
+
+        try:
+            yield
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+            raise SequenceUnavailable(
+                f"Redis (cache alias {self.alias!r}) is unreachable: {exc}. Nothing was issued."
+            ) from exc
+
     def _run(self, script: RedisScript, keys: list[str], args: list[Any]) -> Any:
         try:
             return script(self.client(), keys, args)
@@ -249,11 +262,9 @@ class RedisSequenceStore:
         key = self.key(stored)
         lock = f"{key}:raise"
         token = f"{os.getpid()}-{os.urandom(6).hex()}"
-        try:
+        with self._unreachable():
             if not self.client().set(lock, token, nx=True, px=self.LOCK_TTL_MS):
                 return False
-        except Exception as exc:  # redis-py's connection errors; redis is imported lazily
-            raise SequenceUnavailable(f"Redis is unreachable: {exc}") from exc
         step = by or plan_step(
             rates.estimate(int(self.clock())),
             min_step=spec.min_step,
@@ -269,8 +280,6 @@ class RedisSequenceStore:
 
     def state(self, stored: str) -> dict[str, int]:
         """The Redis fields of one stored sequence (empty if Redis holds none)."""
-        try:
+        with self._unreachable():
             raw = self.client().hgetall(self.key(stored))
-        except Exception as exc:
-            raise SequenceUnavailable(f"Redis is unreachable: {exc}") from exc
         return {k.decode(): int(v) for k, v in raw.items()}
