@@ -13,7 +13,8 @@ from .stores import DatabaseSequenceStore, RedisSequenceStore
 
 __all__ = ["get_store", "next_value", "next_values"]
 
-_stores: dict[tuple[str, ...], Any] = {}
+# The store of the current settings (a list of at most one, emptied when a setting changes).
+_stores: list[Any] = []
 # name -> (store, spec): a value costs no settings lookup. Emptied when a setting changes.
 _resolved: dict[str, tuple[Any, SequenceSpec]] = {}
 
@@ -36,23 +37,21 @@ def _resolve(name: str) -> tuple[Any, SequenceSpec]:
 
 
 def get_store() -> DatabaseSequenceStore | RedisSequenceStore:
-    """The store ``SNOWID_SEQUENCE_BACKEND`` names (one per settings, kept between calls)."""
+    """The store ``SNOWID_SEQUENCE_BACKEND`` names, kept until a setting changes."""
     from ..conf import conf
 
-    backend = setting("SNOWID_SEQUENCE_BACKEND")
-    key = (backend, conf.REDIS_ALIAS, conf.REDIS_KEY_PREFIX)
-    store = _stores.get(key)
-    if store is None:
-        if backend == "redis":
-            store = RedisSequenceStore(conf.REDIS_ALIAS, conf.REDIS_KEY_PREFIX)
-        elif backend == "database":
-            store = DatabaseSequenceStore()
-        else:
+    if not _stores:
+        backend = setting("SNOWID_SEQUENCE_BACKEND")
+        if backend not in BACKENDS:
             raise InvalidSequence(
                 f"SNOWID_SEQUENCE_BACKEND is {backend!r}: expected one of {BACKENDS}."
             )
-        _stores[key] = store
-    return store
+        _stores.append(
+            RedisSequenceStore(conf.REDIS_ALIAS, conf.REDIS_KEY_PREFIX)
+            if backend == "redis"
+            else DatabaseSequenceStore()
+        )
+    return _stores[0]
 
 
 def next_values(name: str, count: int, *, using: str | None = None) -> range:
