@@ -1,6 +1,6 @@
 """Named sequences: the Redis path and the database path against their baselines.
 
-    python benchmarks/bench_sequences.py [--calls 20000] [--repeat 3]
+    python benchmarks/bench_sequences.py [--calls 10000] [--repeat 3]
 
 Needs Redis (127.0.0.1:6379) and PostgreSQL (127.0.0.1:5432). Baselines, measured in the
 same run, interleaved with what they are compared to:
@@ -41,7 +41,7 @@ def verdict(ratio: float, target: float) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--calls", type=int, default=20000)
+    parser.add_argument("--calls", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
