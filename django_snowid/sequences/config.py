@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timezone, tzinfo
 from typing import Any, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -34,7 +35,7 @@ def setting(name: str) -> Any:
 class SequenceSpec:
     name: str
     kind: str = "normal"
-    zone: ZoneInfo | None = None
+    zone: tzinfo = timezone.utc
     start: int = 1
     min_step: int = 100
     max_step: int = 1_000_000

@@ -39,7 +39,7 @@ class _SequenceMixin:
         store = get_store()
         now = store.clock()
         value = store.next_values(spec, 1, instance._state.db, now).start
-        return value, day_stamp(now, spec.zone)  # type: ignore[arg-type]
+        return value, day_stamp(now, spec.zone)
 
     def _check_sequence(self) -> list[checks.CheckMessage]:
         # A bad declaration is the settings checks' to report (E302, E303); the field

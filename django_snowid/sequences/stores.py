@@ -37,7 +37,7 @@ Clock = Callable[[], float]
 
 def stored_name(spec: SequenceSpec, now: float) -> str:
     """``name``, or ``name:YYYYMMDD`` (the day in the sequence's zone) for a daily one."""
-    return storage_name(spec.name, day_stamp(now, spec.zone) if spec.daily else None)  # type: ignore[arg-type]
+    return storage_name(spec.name, day_stamp(now, spec.zone) if spec.daily else None)
 
 
 class DatabaseSequenceStore:
