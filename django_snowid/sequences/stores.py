@@ -254,17 +254,26 @@ class RedisSequenceStore:
         need: int = 0,
         by: int | None = None,
     ) -> bool:
-        """Raise the mark if this caller wins the lock: commit it, then publish it.
+        """Raise the mark above ``floor`` (the ``max`` the caller saw) if it wins the lock:
+        commit it, then publish it.
 
-        ``by`` forces the step; otherwise it is planned from ``rates``. Returns False when
-        another client holds the lock (or took it over), True once published.
+        ``by`` forces a raise of that many values; otherwise the step is planned from
+        ``rates``, and a mark another client raised meanwhile is left as it is. Returns
+        False when another client holds the lock (or took it over), True once the mark is
+        above ``floor``.
         """
         key = self.key(stored)
         lock = f"{key}:raise"
         token = f"{os.getpid()}-{os.urandom(6).hex()}"
         with self._unreachable():
-            if not self.client().set(lock, token, nx=True, px=self.LOCK_TTL_MS):
+            client = self.client()
+            if not client.set(lock, token, nx=True, px=self.LOCK_TTL_MS):
                 return False
+            # The previous holder may have raised it between our draw and our lock.
+            published = client.hget(key, "max")
+        if by is None and published is not None and int(published) > floor:
+            self._run(RELEASE, [lock], [token])
+            return True
         step = by or plan_step(
             rates.estimate(int(self.clock())),
             min_step=spec.min_step,
