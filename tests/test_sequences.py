@@ -280,3 +280,14 @@ def test_serve_raises_a_low_mark(settings, capsys):
     call_command("snowid_sequences", "--serve", "--rounds", "1")
     assert "raised the mark of s" in capsys.readouterr().out
     assert read_marks()["s"] == mark + 10
+
+
+@pytest.mark.redis
+def test_a_block_larger_than_the_step_is_covered_in_one_raise(settings):
+    settings.SNOWID_SEQUENCE_BACKEND = "redis"
+    settings.SNOWID_SEQUENCES = {"big": {"min_step": 10, "max_step": 100}}
+    assert next_value("big") == 1
+    block = next_values("big", 5000)
+    assert list(block) == list(range(2, 5002))
+    assert read_marks()["big"] >= 5001
+    assert next_value("big") == 5002
