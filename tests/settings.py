@@ -111,6 +111,7 @@ DEFAULT_AUTO_FIELD = "django_snowid.fields.SnowflakeAutoField"
 SNOWID_LAYOUTS = {
     "js": "js53",
     "dc": {"preset": "datacenter"},
+    "sharded": "sharded",
 }
 SNOWID_WORKER_ID = 3
 SNOWID_WORKER_ID_SOURCE = "static"  # the lease tests choose their own source

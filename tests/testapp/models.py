@@ -87,3 +87,11 @@ class TinyOrder(models.Model):
     id = models.BigAutoField(primary_key=True)
     user_id = models.BigIntegerField()
     number = OrderNumberField(shard_from="user_id", sequence_bits=3, stream="tiny")
+
+
+class ShardedOrder(models.Model):
+    """Snowflake ids that end with the low 4 bits of the user id (layout "sharded")."""
+
+    id = SnowflakeAutoField(primary_key=True, layout="sharded", shard_from="user_id")
+    user_id = models.BigIntegerField(null=True)
+    receipt = SnowflakeField(layout="sharded", shard_from="user_id", null=True)
