@@ -151,7 +151,7 @@ class CreatedFilter(admin.SimpleListFilter):
         pk = queryset.model._meta.pk
         if span is None or not isinstance(pk, (SnowflakeAutoField, SnowflakeField)):
             return queryset
-        return queryset.filter(pk__gte=pk.layout.min_id_at(datetime.now(timezone.utc) - span))
+        return queryset.filter(pk__created_after=datetime.now(timezone.utc) - span)
 
 
 class SnowflakeAdminMixin:

@@ -12,6 +12,7 @@ from . import registry
 from .core.layout import DecodedId, Layout
 from .exceptions import LayoutError
 from .fieldflags import check_shard_from, drop_generated_defaults, shard_source
+from .lookups import LOOKUPS
 from .ordernumbers.field import OrderNumberField, OrderNumberQuerySet, assign_order_numbers
 from .registry import get_generator, get_layout, layout_names
 
@@ -209,3 +210,9 @@ class SnowflakeAutoField(_SnowflakeMixin, models.BigAutoField):
 def _assigned_on_save() -> None:
     """The "default" of SnowflakeAutoField: nothing until ``save()`` assigns an id."""
     return None
+
+
+# ``pk__created_after=``, ``__created_before=``, ``__created_range=`` on both fields.
+for _field_class in (SnowflakeField, SnowflakeAutoField):
+    for _lookup in LOOKUPS:
+        _field_class.register_lookup(_lookup)
