@@ -8,6 +8,7 @@ from django_snowid.fields import (
     SnowflakeAutoField,
     SnowflakeField,
 )
+from django_snowid.publicids import PublicIdQuerySet
 
 
 class Product(models.Model):
@@ -32,6 +33,8 @@ class Ticket(models.Model):
     id = SnowflakeAutoField(primary_key=True, layout="js")
     public_id = SnowflakeField(layout="dc")
     title = models.CharField(max_length=100, blank=True)
+
+    objects = PublicIdQuerySet.as_manager()
 
 
 class PlainAuto(models.Model):
