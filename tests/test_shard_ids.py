@@ -179,3 +179,26 @@ def test_check_accepts_shard_from_on_a_sharded_layout():
             app_label = "testapp"
 
     assert Sharded._meta.pk.check() == []
+
+
+@pytest.mark.django_db
+def test_admin_shows_the_shard_of_a_sharded_id(rf):
+    from django.contrib import admin
+
+    from django_snowid.admin import SnowflakeModelAdmin
+
+    model_admin = SnowflakeModelAdmin(ShardedOrder, admin.site)
+    order = ShardedOrder.objects.create(user_id=1820)
+    assert "snowid_shard" in model_admin.get_list_display(rf.get("/"))
+    assert model_admin.snowid_shard(order) == 12
+    assert ", shard 12" in model_admin.snowid_decoded(order)
+
+
+@pytest.mark.django_db
+def test_decode_page_rows_show_the_shard():
+    from django_snowid.decoding import decode_tokens
+
+    order = ShardedOrder.objects.create(user_id=1820)
+    (row,) = decode_tokens([str(order.pk)], "field:testapp.ShardedOrder.id")
+    assert ("shard", 12) in row.parts
+    assert row.bits[-1].name == "shard" and row.bits[-1].cells == "1100"
