@@ -17,29 +17,20 @@ class ProductSerializer(SnowflakeModelSerializer):
         fields = ["id", "name", "created"]
 
 
-class ReviewSerializer(SnowflakeModelSerializer):
-    class Meta:
-        model = Review
-        fields = ["id", "product", "text"]
+def model_serializer(model: type, fields: list[str]) -> type[SnowflakeModelSerializer]:
+    """A plain SnowflakeModelSerializer of ``model`` with ``fields``."""
+    meta = type("Meta", (), {"model": model, "fields": fields})
+    return type(f"{model.__name__}Serializer", (SnowflakeModelSerializer,), {"Meta": meta})
 
 
-class NestedReviewSerializer(SnowflakeModelSerializer):
-    class Meta:
-        model = Review
-        fields = ["id", "product", "text"]
+ReviewSerializer = model_serializer(Review, ["id", "product", "text"])
+TagSerializer = model_serializer(Tag, ["id", "name", "products"])
+TicketSerializer = model_serializer(Ticket, ["id", "public_id", "title"])
+
+
+class NestedReviewSerializer(ReviewSerializer):  # type: ignore[valid-type,misc]
+    class Meta(ReviewSerializer.Meta):  # type: ignore[name-defined]
         depth = 1
-
-
-class TagSerializer(SnowflakeModelSerializer):
-    class Meta:
-        model = Tag
-        fields = ["id", "name", "products"]
-
-
-class TicketSerializer(SnowflakeModelSerializer):
-    class Meta:
-        model = Ticket
-        fields = ["id", "public_id", "title"]
 
 
 class TicketLookupSerializer(serializers.Serializer):
