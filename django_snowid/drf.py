@@ -57,6 +57,12 @@ def _spectacular_schema(field_class: type) -> type:
     return extend_schema_field({"type": "string", "pattern": ID_PATTERN})(field_class)
 
 
+def _shown(value: object) -> str:
+    """``value`` as an error message quotes it: its repr, long input cut."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
 @_spectacular_schema
 class SnowflakeIdField(serializers.Field):
     """A Snowflake id: written as a string, read from a string of digits or a safe integer.
@@ -67,8 +73,9 @@ class SnowflakeIdField(serializers.Field):
     """
 
     default_error_messages = {
-        "invalid": "{value!r} is not a Snowflake id: send the id as a string of digits.",
-        "float": "{value!r} is not a Snowflake id: ids are integers; send them as strings.",
+        "invalid": "{value} is not a Snowflake id: send the id as a string of digits.",
+        "too_long": "{value} is not a Snowflake id: more than 19 digits.",
+        "float": "{value} is not a Snowflake id: ids are integers; send them as strings.",
         "unsafe_number": (
             "{value} was sent as a JSON number above 2**53 - 1: JavaScript clients have "
             "already changed its last digits. Send ids as strings."
@@ -98,13 +105,17 @@ class SnowflakeIdField(serializers.Field):
 
     def to_internal_value(self, data: Any) -> int:
         if isinstance(data, float):
-            self.fail("float", value=data)
+            self.fail("float", value=_shown(data))
         if isinstance(data, bool) or not isinstance(data, (int, str)):
-            self.fail("invalid", value=data)
+            self.fail("invalid", value=_shown(data))
         if isinstance(data, int) and data > MAX_SAFE_INTEGER and not self.allow_unsafe_numbers:
             self.fail("unsafe_number", value=data)
-        if isinstance(data, str) and not (data.strip().isascii() and data.strip().isdigit()):
-            self.fail("invalid", value=data)
+        if isinstance(data, str):
+            text = data.strip()
+            if not (text.isascii() and text.isdigit()):
+                self.fail("invalid", value=_shown(data))
+            if len(text.lstrip("0")) > 19:  # before int(): huge strings cost, then raise
+                self.fail("too_long", value=_shown(data))
         try:
             return self.layout.check_id(data)
         except InvalidId as exc:

@@ -32,6 +32,8 @@ BAD_IDS = {
     "number above 2**53": 2**53 + 1,
     "boolean": True,
     "object": {"id": 1},
+    "5,000 digits": "7" * 5000,
+    "empty": "",
 }
 
 
@@ -103,6 +105,7 @@ def test_bad_foreign_keys_get_a_400_with_a_field_error(client, value):
         (1.5, "ids are integers"),
         (2**53 + 1, "already changed its last digits"),
         (str(2**53), "out of range for layout 'js'"),
+        ("1" * 5000, "more than 19 digits"),
     ],
 )
 def test_bad_ids_name_the_problem(value, message):
