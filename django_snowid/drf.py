@@ -109,7 +109,7 @@ class SnowflakeIdField(serializers.Field):
         if isinstance(data, bool) or not isinstance(data, (int, str)):
             self.fail("invalid", value=_shown(data))
         if isinstance(data, int) and data > MAX_SAFE_INTEGER and not self.allow_unsafe_numbers:
-            self.fail("unsafe_number", value=data)
+            self.fail("unsafe_number", value=_shown(data))
         if isinstance(data, str):
             text = data.strip()
             if not (text.isascii() and text.isdigit()):
