@@ -202,3 +202,15 @@ def test_decode_page_rows_show_the_shard():
     (row,) = decode_tokens([str(order.pk)], "field:testapp.ShardedOrder.id")
     assert ("shard", 12) in row.parts
     assert row.bits[-1].name == "shard" and row.bits[-1].cells == "1100"
+
+
+@pytest.mark.parametrize("shard_bits", [5, -1, "4"])
+def test_a_bad_shard_part_in_the_settings_is_check_e003(shard_bits):
+    from django.core import checks
+    from django.test import override_settings
+
+    layouts = {"js": "js53", "dc": "datacenter", "sharded": {"preset": "sharded"}}
+    layouts["sharded"]["shard_bits"] = shard_bits
+    with override_settings(SNOWID_LAYOUTS=layouts):
+        found = {m.id for m in checks.run_checks()}
+    assert "django_snowid.E003" in found
