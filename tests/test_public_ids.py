@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
@@ -118,3 +120,9 @@ def test_alphabet_check(alphabet, min_length, expected):
         SNOWID_PUBLIC_ID_ALPHABET=alphabet, SNOWID_PUBLIC_ID_MIN_LENGTH=min_length
     ):
         assert [m.id for m in check_public_ids()] == expected
+
+
+def test_alphabet_without_sqids_installed_is_e402(monkeypatch):
+    # None in sys.modules makes the import fail, as on a machine without the extra.
+    monkeypatch.setitem(sys.modules, "sqids", None)
+    assert [m.id for m in check_public_ids()] == ["django_snowid.E402"]
