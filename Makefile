@@ -84,6 +84,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/bench_orders.py
 	$(BIN)/python benchmarks/bench_leases.py
 	$(BIN)/python benchmarks/bench_sequences.py
+	$(BIN)/python benchmarks/bench_drf.py
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .

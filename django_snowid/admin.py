@@ -151,7 +151,7 @@ class CreatedFilter(admin.SimpleListFilter):
         pk = queryset.model._meta.pk
         if span is None or not isinstance(pk, (SnowflakeAutoField, SnowflakeField)):
             return queryset
-        return queryset.filter(pk__gte=pk.layout.min_id_at(datetime.now(timezone.utc) - span))
+        return queryset.filter(pk__created_after=datetime.now(timezone.utc) - span)
 
 
 class SnowflakeAdminMixin:
@@ -178,7 +178,11 @@ class SnowflakeAdminMixin:
     @admin.display(description="shard")
     def snowid_shard(self, obj: models.Model) -> Any:
         each = _order_field(type(obj))
-        value = getattr(obj, each.attname) if each else None
+        if each is None:  # a Snowflake id with shard bits carries the shard too
+            flake = _snowflake_field(type(obj))
+            value = getattr(obj, flake.attname) if flake and flake.layout.shard_bits else None
+            return flake.decode(value).shard if flake and value else None
+        value = getattr(obj, each.attname)
         return each.shard_of(value) if value else None
 
     @admin.display(description="decoded")
@@ -206,6 +210,8 @@ class SnowflakeAdminMixin:
                     f"{decoded.time:%Y-%m-%d %H:%M:%S.%f}"[:-3] + f" UTC, {parts}, "
                     f"sequence {decoded.sequence}"
                 )
+                if decoded.layout.shard_bits:
+                    detail += f", shard {decoded.shard}"
             rows.append((each.verbose_name, str(value), detail))
         if not rows:
             return "-"
@@ -218,7 +224,8 @@ class SnowflakeAdminMixin:
         columns = []
         if _snowflake_field(self.model):
             columns += ["snowid_created", "snowid_worker"]
-        if _order_field(self.model):
+        flake = _snowflake_field(self.model)
+        if _order_field(self.model) or (flake and flake.layout.shard_bits):
             columns.append("snowid_shard")
         return columns
 

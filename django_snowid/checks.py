@@ -187,3 +187,46 @@ def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
             )
         )
     return messages
+
+
+@register(Tags.compatibility)
+def check_public_ids(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    alphabet, min_length = conf.PUBLIC_ID_ALPHABET, conf.PUBLIC_ID_MIN_LENGTH
+    if alphabet is None:
+        return []  # public ids not used; decode_id() says what to set if they are
+    try:
+        from sqids import Sqids
+        from sqids.constants import DEFAULT_ALPHABET
+    except ImportError:
+        return [
+            _error(
+                "SNOWID_PUBLIC_ID_ALPHABET is set but sqids is not installed "
+                "(pip install 'django-snowid[sqids]').",
+                "django_snowid.E402",
+            )
+        ]
+    if not isinstance(alphabet, str) or isinstance(min_length, bool):
+        problem = "the alphabet must be a string and the minimum length an integer"
+    else:
+        try:
+            Sqids(alphabet=alphabet, min_length=min_length)
+            problem = ""
+        except (TypeError, ValueError) as exc:
+            problem = str(exc)
+    if problem:
+        return [
+            _error(
+                f"SNOWID_PUBLIC_ID_ALPHABET={alphabet!r} / SNOWID_PUBLIC_ID_MIN_LENGTH="
+                f"{min_length!r}: {problem}.",
+                "django_snowid.E401",
+            )
+        ]
+    if alphabet == DEFAULT_ALPHABET:
+        return [
+            _warning(
+                "SNOWID_PUBLIC_ID_ALPHABET is sqids' default alphabet: anyone with the "
+                "library decodes your public ids. Shuffle it once for this project.",
+                "django_snowid.W400",
+            )
+        ]
+    return []

@@ -40,6 +40,8 @@ DEFAULTS: dict[str, Any] = {
     "SNOWID_ORDER_RANDOM_START": 0,
     "SNOWID_ORDER_INSERT_RETRIES": 3,
     "SNOWID_ORDER_SEND_AHEAD": True,
+    "SNOWID_PUBLIC_ID_ALPHABET": None,
+    "SNOWID_PUBLIC_ID_MIN_LENGTH": 8,
 }
 
 
@@ -97,6 +99,14 @@ class SnowidSettings:
     @property
     def CLOCK_BACKWARDS_TOLERANCE_MS(self) -> float:
         return _get("SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS")
+
+    @property
+    def PUBLIC_ID_ALPHABET(self) -> str | None:
+        return _get("SNOWID_PUBLIC_ID_ALPHABET")
+
+    @property
+    def PUBLIC_ID_MIN_LENGTH(self) -> int:
+        return _get("SNOWID_PUBLIC_ID_MIN_LENGTH")
 
     @property
     def REDIS_ALIAS(self) -> str:

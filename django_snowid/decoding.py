@@ -93,6 +93,7 @@ def snowflake_bits(decoded: DecodedId) -> list[Segment]:
     widths.append(("time", layout.time_bits, decoded.tick))
     widths += [(p.name, p.bits, decoded.parts[p.name]) for p in layout.node_parts]
     widths.append(("sequence", layout.sequence_bits, decoded.sequence))
+    widths.append(("shard", layout.shard_bits, decoded.shard))
     return _bits(decoded.value, [w for w in widths if w[1]])
 
 
@@ -130,6 +131,7 @@ def _fill_snowflake(row: DecodedRow, decoded: DecodedId, fields: list[Any]) -> N
         ("time (ticks)", decoded.tick),
         *decoded.parts.items(),
         ("sequence", decoded.sequence),
+        *((("shard", decoded.shard),) if decoded.layout.shard_bits else ()),
     ]
     row.time_utc = decoded.time
     row.bits = snowflake_bits(decoded)

@@ -20,6 +20,10 @@ class InvalidId(SnowidError, ValueError):
     """A value given to ``decode()`` is not an id of the layout (wrong type or out of range)."""
 
 
+class InvalidPublicId(InvalidId):
+    """A string is not a public id of this project (see ``django_snowid.publicids``)."""
+
+
 class ClockMovedBackwards(SnowidError):
     """The clock is behind the last tick issued by more than the configured tolerance.
 

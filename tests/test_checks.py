@@ -74,7 +74,12 @@ def test_worker_id_from_the_environment(monkeypatch):
         "SNOWID_WORKER_ID_SOURCE": "env",
         "SNOWID_WORKER_ID_ENV": "SNOWID_TEST_WORKER",
         "SNOWID_LAYOUT": "datacenter",
-        "SNOWID_LAYOUTS": {"js": "datacenter", "dc": "datacenter"},
+        "SNOWID_LAYOUTS": {
+            "js": "datacenter",
+            "dc": "datacenter",
+            # tests.testapp.ShardedOrder needs shard bits
+            "sharded": {"preset": "datacenter", "sequence_bits": 8, "shard_bits": 4},
+        },
     }
     assert ids(**settings) == []
     monkeypatch.setenv("SNOWID_TEST_WORKER", "seven")

@@ -15,8 +15,8 @@ from django.dispatch import receiver
 
 from ..conf import conf
 from ..core.orderformat import DecodedOrderNumber, OrderNumberFormat, zone_has_dst
-from ..exceptions import InvalidShardValue, LayoutError
-from ..fieldflags import drop_generated_defaults
+from ..exceptions import LayoutError
+from ..fieldflags import check_shard_from, drop_generated_defaults, shard_source
 from .issuer import BACKENDS, StreamIssuer, get_issuer
 
 __all__ = ["OrderNumberField", "OrderNumberQuerySet", "assign_order_numbers"]
@@ -102,26 +102,7 @@ class OrderNumberField(models.BigIntegerField):
     def shard_value(self, instance: models.Model, fmt: OrderNumberFormat | None = None) -> int:
         if self.shard_from is None:
             return 0
-        try:
-            value = getattr(instance, self.shard_from)
-        except AttributeError:
-            raise InvalidShardValue(
-                f"shard_from={self.shard_from!r}: {type(instance).__name__} has no such attribute."
-            ) from None
-        if type(value) is int and value >= 0:  # the common case, checked first
-            return (fmt or self.format).shard_of_user(value)
-        label = f"{type(instance).__name__}.{self.shard_from}"
-        if value is None:
-            raise InvalidShardValue(
-                f"{label} is None: an order number needs it to carry the shard. "
-                "No number was issued and nothing was written."
-            )
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise InvalidShardValue(
-                f"{label} is {value!r}: the shard comes from a non-negative integer. "
-                "No number was issued and nothing was written."
-            )
-        return (fmt or self.format).shard_of_user(value)
+        return (fmt or self.format).shard_of_user(shard_source(instance, self.shard_from))
 
     def _issuer(self) -> StreamIssuer:
         cached = self._cached_issuer
@@ -181,27 +162,15 @@ class OrderNumberField(models.BigIntegerField):
 
     # ---------------------------------------------------------- checks
     def check(self, **kwargs: Any) -> list[checks.CheckMessage]:
-        return [*super().check(**kwargs), *self._check_shard_from(), *self._check_format()]
+        return [
+            *super().check(**kwargs),
+            *check_shard_from(self, self.shard_from),
+            *self._check_format(),
+        ]
 
     def _error(self, msg: str, id_: str) -> checks.Error:
         hint = f"See the README section 'System checks', {id_}."
         return checks.Error(msg, hint=hint, obj=self, id=id_)
-
-    def _check_shard_from(self) -> list[checks.CheckMessage]:
-        if self.shard_from is None:
-            return []
-        names = {f.name for f in self.model._meta.get_fields()} | {
-            getattr(f, "attname", None) for f in self.model._meta.get_fields()
-        }
-        if self.shard_from in names or hasattr(self.model, self.shard_from):
-            return []
-        return [
-            self._error(
-                f"shard_from={self.shard_from!r} names no field or attribute of "
-                f"{self.model._meta.label}.",
-                "django_snowid.E201",
-            )
-        ]
 
     def _check_format(self) -> list[checks.CheckMessage]:
         try:

@@ -93,6 +93,8 @@ def _line(item: DecodedId | DecodedOrderNumber, *, verbose: bool) -> str:
     parts = " ".join(f"{name}={value}" for name, value in item.parts.items())
     time = item.time.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     line = f"{item.value}  {time}  {parts}  sequence={item.sequence}"
+    if item.layout.shard_bits:
+        line += f" shard={item.shard}"
     if verbose:
         line += f"  (layout {item.layout.name}: {item.layout.describe()})"
     return line

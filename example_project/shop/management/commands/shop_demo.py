@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 import django_snowid
-from shop.models import Order, OrderLine, Product
+from shop.models import GiftCard, Order, OrderLine, Product
 from shop.routing import database_for_number
 
 DEMO_USER, DEMO_PASSWORD = "admin", "admin"
@@ -61,6 +61,10 @@ class Command(BaseCommand):
                     for i, customer in enumerate(customers, start=1)
                 ]
             )
+            # js53 ids (below 2**53): a browser's JSON.parse keeps them exact.
+            cards = GiftCard.objects.bulk_create(
+                [GiftCard(code=f"GIFT-{i}", balance_cents=2500) for i in range(1, 4)]
+            )
 
         self.stdout.write(self.style.MIGRATE_HEADING("Products (bulk_create):"))
         for product in products:
@@ -69,6 +73,9 @@ class Command(BaseCommand):
         for each in (order, second):
             self._show(f"  {each.note:<12} id", each.pk)
             self._show(f"  {'':<12} public_id", each.public_id, layout="public")
+        self.stdout.write(self.style.MIGRATE_HEADING("Gift cards (js53 ids, safe in JavaScript):"))
+        for card in cards:
+            self._show(f"  {card.code:<10}", card.pk, layout="public")
         self.stdout.write(
             self.style.MIGRATE_HEADING("Order numbers (yyMMddHHmmss + sequence + shard):")
         )
@@ -92,6 +99,8 @@ class Command(BaseCommand):
             "--field shop.Order.number\n"
             "After restoring a database or losing the sequence store, before taking orders:\n"
             "  .venv/bin/python example_project/manage.py snowid_recover\n"
+            "As JSON: http://127.0.0.1:8000/gift-cards.json (js53 ids as numbers) and "
+            "http://127.0.0.1:8000/orders.json (64-bit ids as strings)\n"
             "Browse them in the admin:\n"
             "  .venv/bin/python example_project/manage.py runserver\n"
             f"  then open http://127.0.0.1:8000/admin/ and log in as {DEMO_USER} / "
