@@ -195,9 +195,7 @@ def _project_app(config: Any) -> bool:
     path = str(getattr(config, "path", ""))
     if config.name.startswith("django.") or config.name == "django_snowid":
         return False  # ours keeps BigAutoField for its bookkeeping tables on purpose
-    return not any(
-        part in path for part in ("site-packages", "dist-packages")
-    )
+    return not any(part in path for part in ("site-packages", "dist-packages"))
 
 
 @register(Tags.models)
