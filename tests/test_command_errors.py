@@ -4,9 +4,6 @@ names the store and the problem, never a traceback."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from io import StringIO
 from pathlib import Path
 
@@ -17,7 +14,7 @@ from django.test import override_settings
 
 from django_snowid.leases.holder import get_lease_store, pool_for
 from django_snowid.registry import get_layout
-from tests.support import free_port, redis_caches
+from tests.support import free_port, manage_in_subprocess, redis_caches
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,15 +32,7 @@ def test_recover_with_an_unknown_database_alias():
 
 
 def test_recover_in_a_subprocess_prints_no_traceback():
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-m", "django", "snowid_recover", "--database", "nope"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=60,
-    )
+    done = manage_in_subprocess("snowid_recover", "--database", "nope")
     assert done.returncode == 1
     assert "Traceback" not in done.stderr and "--database 'nope'" in done.stderr
 
@@ -62,14 +51,10 @@ def test_recover_with_a_stream_key_of_the_wrong_type(throwaway_redis):
 
 
 @pytest.mark.redis
-def test_workers_with_redis_down_names_the_store():
-    with (
-        override_settings(
-            CACHES=redis_caches(f"redis://127.0.0.1:{free_port()}/0"),
-            SNOWID_WORKER_ID_SOURCE="redis",
-        ),
-        pytest.raises(CommandError, match=r"The redis lease store in Redis .* could not be read"),
-    ):
+def test_workers_with_redis_down_names_the_store(settings):
+    settings.CACHES = redis_caches(f"redis://127.0.0.1:{free_port()}/0")  # nobody listens
+    settings.SNOWID_WORKER_ID_SOURCE = "redis"
+    with pytest.raises(CommandError, match=r"The redis lease store in Redis .* could not be read"):
         run("snowid_workers")
 
 

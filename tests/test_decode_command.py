@@ -1,9 +1,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from io import StringIO
 from pathlib import Path
 
@@ -14,6 +11,7 @@ from django.core.management.base import CommandError
 import django_snowid
 from django_snowid.exceptions import InvalidId
 from django_snowid.registry import get_layout
+from tests.support import manage_in_subprocess
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,15 +70,7 @@ def test_command_rejects_unknown_layout():
 
 
 def test_command_exits_1_without_a_traceback():
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-m", "django", "snowid_decode", "12", "nope"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=60,
-    )
+    done = manage_in_subprocess("snowid_decode", "12", "nope")
     assert done.returncode == 1
     assert "'nope' is not an id" in done.stderr
     assert "Traceback" not in done.stderr
