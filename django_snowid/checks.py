@@ -54,11 +54,18 @@ def check_epoch(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
 def _layouts() -> tuple[list[Layout], list[CheckMessage]]:
     layouts: list[Layout] = []
     errors: list[CheckMessage] = []
+    try:
+        parse_epoch(conf.EPOCH)
+        epoch_error = ""
+    except LayoutError as exc:
+        epoch_error = str(exc)
     for name in layout_names():
         setting = "SNOWID_LAYOUT" if name == "default" else f"SNOWID_LAYOUTS[{name!r}]"
         try:
             layouts.append(build_layout(name))
         except (LayoutError, TypeError) as exc:
+            if str(exc) == epoch_error:
+                continue  # the shared SNOWID_EPOCH: E001 says it once, not once a layout
             errors.append(_error(f"{setting} is invalid: {exc}", "django_snowid.E003"))
     return layouts, errors
 
