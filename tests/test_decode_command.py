@@ -86,3 +86,19 @@ def test_command_decodes_order_numbers():
         run("12345", "--order")
     with pytest.raises(CommandError, match="names no Snowflake or order-number field"):
         run("1", "--field", "testapp.Nope.x")
+
+
+@pytest.mark.django_db
+def test_without_a_reading_an_order_number_is_read_as_one_and_said(settings):
+    from tests.testapp.models import ShopOrder
+
+    settings.SNOWID_ORDER_BACKEND = "database"
+    order = ShopOrder.objects.create(user_id=1820)
+    text = run(str(order.number))
+    assert f"shard={1820 % 16}" in text and "[read as testapp.ShopOrder.number" in text
+    (item,) = json.loads(run(str(order.number), "--json"))
+    assert item["kind"] == "order-number" and item["reading"].startswith("testapp.ShopOrder")
+    # Ids and order numbers print UTC alike: a "Z", seconds for order numbers.
+    assert item["time"].endswith("Z") and "." not in item["time"]
+    (snow,) = json.loads(run(str(order.pk), "--json"))
+    assert snow["time"].endswith("Z") and "Snowflake" in snow["reading"]
