@@ -16,7 +16,8 @@ PYTEST_FLAGS ?= -q
         bench lint clean
 
 help:
-	@echo "make demo   set up and run the example shop (SQLite), then open its admin"
+	@echo "make demo   install the app and Django only (.venv-demo), migrate the example shop"
+	@echo "            (SQLite), create rows, and print how to start its server and log in"
 	@echo "make test   set up and run the whole test suite (SQLite, PostgreSQL, MariaDB)"
 	@echo "make bench  run the benchmarks"
 	@echo "make lint   ruff"
@@ -29,9 +30,16 @@ $(BIN)/.installed: pyproject.toml
 	touch $@
 
 # ------------------------------------------------------------------- demo
-demo: $(BIN)/.installed
-	cd example_project && ../$(BIN)/python manage.py migrate --noinput -v 0
-	cd example_project && ../$(BIN)/python manage.py shop_demo
+# The demo needs the app and its dependencies (Django, django-redis), nothing of the
+# test, benchmark or lint extras: a virtualenv of its own.
+DEMO_VENV ?= .venv-demo
+$(DEMO_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(DEMO_VENV)
+	$(DEMO_VENV)/bin/python -m pip install -q -e .
+	touch $@
+demo: $(DEMO_VENV)/.installed
+	cd example_project && ../$(DEMO_VENV)/bin/python manage.py migrate --noinput -v 0
+	cd example_project && ../$(DEMO_VENV)/bin/python manage.py shop_demo
 
 # ------------------------------------------------------------------ tests
 test: $(BIN)/.installed
@@ -91,4 +99,4 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff format --check .
 
 clean:
-	rm -rf $(VENV) $(VENV)-django42 $(VENV)-django6 example_project/db.sqlite3 .pytest_cache
+	rm -rf $(VENV) $(VENV)-django42 $(VENV)-django6 $(DEMO_VENV) example_project/db.sqlite3 .pytest_cache

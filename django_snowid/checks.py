@@ -54,11 +54,18 @@ def check_epoch(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
 def _layouts() -> tuple[list[Layout], list[CheckMessage]]:
     layouts: list[Layout] = []
     errors: list[CheckMessage] = []
+    try:
+        parse_epoch(conf.EPOCH)
+        epoch_error = ""
+    except LayoutError as exc:
+        epoch_error = str(exc)
     for name in layout_names():
         setting = "SNOWID_LAYOUT" if name == "default" else f"SNOWID_LAYOUTS[{name!r}]"
         try:
             layouts.append(build_layout(name))
         except (LayoutError, TypeError) as exc:
+            if str(exc) == epoch_error:
+                continue  # the shared SNOWID_EPOCH: E001 says it once, not once a layout
             errors.append(_error(f"{setting} is invalid: {exc}", "django_snowid.E003"))
     return layouts, errors
 
@@ -230,3 +237,54 @@ def check_public_ids(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
             )
         ]
     return []
+
+
+def _project_app(config: Any) -> bool:
+    """An app of the project itself: not Django's own, not an installed distribution
+    (their authors chose their keys; SILENCED_SYSTEM_CHECKS is for the rest)."""
+    path = str(getattr(config, "path", ""))
+    if config.name.startswith("django.") or config.name == "django_snowid":
+        return False  # ours keeps BigAutoField for its bookkeeping tables on purpose
+    return not any(part in path for part in ("site-packages", "dist-packages"))
+
+
+@register(Tags.models)
+def check_app_default_auto_field(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """``startapp`` writes ``default_auto_field = "django.db.models.BigAutoField"`` into a
+    new app's ``apps.py``; it silently wins over a ``DEFAULT_AUTO_FIELD`` that names ours,
+    and the admin mixin then has nothing to decode."""
+    from django.apps import apps
+    from django.conf import settings
+    from django.utils.module_loading import import_string
+
+    from .fields import SnowflakeAutoField
+
+    try:
+        ours = issubclass(import_string(settings.DEFAULT_AUTO_FIELD), SnowflakeAutoField)
+    except (ImportError, TypeError, AttributeError):  # Django's own check reports it
+        return []
+    if not ours:
+        return []
+    warnings: list[CheckMessage] = []
+    for config in app_configs or apps.get_app_configs():
+        if not (config._is_default_auto_field_overridden and _project_app(config)):
+            continue
+        losers = [
+            model.__name__
+            for model in config.get_models()
+            if model._meta.pk is not None
+            and model._meta.pk.auto_created
+            and not isinstance(model._meta.pk, SnowflakeAutoField)
+        ]
+        if losers:
+            warnings.append(
+                _warning(
+                    f"App {config.label!r} sets default_auto_field = "
+                    f"{config.default_auto_field!r} in its AppConfig, which overrides "
+                    f"DEFAULT_AUTO_FIELD ({settings.DEFAULT_AUTO_FIELD}): "
+                    f"{', '.join(sorted(losers))} get no Snowflake primary key. Remove that "
+                    "line from its apps.py (startapp writes it) to use DEFAULT_AUTO_FIELD.",
+                    "django_snowid.W030",
+                )
+            )
+    return warnings

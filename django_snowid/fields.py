@@ -88,6 +88,8 @@ class _SnowflakeMixin:
         try:
             layout = get_layout(self.layout_name)
         except LayoutError:
+            if self.layout_name in layout_names():
+                return []  # configured but invalid: E003 (or E001, the epoch) says why
             return [
                 checks.Error(
                     f"layout={self.layout_name!r} names no configured layout; "

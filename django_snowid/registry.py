@@ -52,7 +52,11 @@ def build_layout(name: str | None = None) -> Layout:
         return layout_from_spec(conf.LAYOUT, epoch=conf.EPOCH, name=DEFAULT)
     spec = conf.LAYOUTS.get(name)
     if spec is None:
-        raise LayoutError(f"Unknown layout {name!r}; SNOWID_LAYOUTS defines {layout_names()}.")
+        named = sorted(n for n in conf.LAYOUTS if n != DEFAULT)
+        raise LayoutError(
+            f"Unknown layout {name!r}: the layouts are {DEFAULT!r} (SNOWID_LAYOUT) and "
+            f"those SNOWID_LAYOUTS names ({', '.join(map(repr, named)) or 'none'})."
+        )
     return layout_from_spec(spec, epoch=conf.EPOCH, name=name)
 
 

@@ -111,3 +111,23 @@ def redis_caches(url: str) -> dict[str, Any]:
             "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 2, "SOCKET_TIMEOUT": 2},
         },
     }
+
+
+def manage_in_subprocess(*args: str) -> Any:
+    """``python -m django *args`` on the test settings in a process of its own: what a
+    person at a shell sees (exit status, stderr), tracebacks included."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONPATH": str(root)}
+    return subprocess.run(
+        [sys.executable, "-m", "django", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        timeout=60,
+    )

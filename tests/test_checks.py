@@ -96,3 +96,24 @@ def test_hint_points_at_the_readme():
         message = next(m for m in checks.run_checks() if m.id == "django_snowid.E004")
     assert "README" in message.hint and "E004" in message.hint
     assert "-3" in message.msg
+
+
+@pytest.mark.parametrize("epoch", ["2020-01-01T00:00:00", "not a date"])
+def test_a_bad_epoch_is_one_error_not_one_a_layout(epoch):
+    # Not E003 for every layout that uses it, nor E101 for fields whose layout is
+    # configured (and only invalid through the epoch).
+    assert ids(SNOWID_EPOCH=epoch) == ["django_snowid.E001"]
+
+
+def test_w030_names_an_app_whose_default_auto_field_overrides_ours():
+    from django.apps import apps
+
+    from django_snowid.checks import check_app_default_auto_field
+
+    config = apps.get_app_config("testapp")
+    assert check_app_default_auto_field([config]) == []  # takes DEFAULT_AUTO_FIELD
+    # The same app had startapp's line been left in its apps.py: the check runs on what
+    # the models got, so a fake config is not enough; the README quick-start test makes
+    # a real project with that line (tests/test_readme_quickstart.py).
+    with override_settings(DEFAULT_AUTO_FIELD="django.db.models.BigAutoField"):
+        assert check_app_default_auto_field([config]) == []  # not ours: nothing to say

@@ -20,6 +20,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..exceptions import InvalidId, LayoutError
+from .digits import parse_digits
 
 __all__ = [
     "DEFAULT_EPOCH",
@@ -36,6 +37,15 @@ UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 DEFAULT_EPOCH = datetime(2020, 1, 1, tzinfo=timezone.utc)
 MAX_BITS = 63
 _ONE_MICROSECOND = timedelta(microseconds=1)
+
+
+def iso_utc(moment: datetime, *, milliseconds: bool) -> str:
+    """``moment`` in UTC as ISO 8601 with a "Z": milliseconds for ids, seconds for order
+    numbers (their stems have no fraction: ".000" would claim a precision they lack)."""
+    text = moment.astimezone(timezone.utc).isoformat(
+        timespec="milliseconds" if milliseconds else "seconds"
+    )
+    return text.replace("+00:00", "Z")
 
 
 def parse_epoch(value: datetime | str) -> datetime:
@@ -91,7 +101,7 @@ class DecodedId:
         return {
             "id": str(self.value),
             "layout": self.layout.name,
-            "time": self.time.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "time": iso_utc(self.time, milliseconds=True),
             "tick": self.tick,
             "node": self.node,
             "parts": dict(self.parts),
@@ -303,17 +313,11 @@ class Layout:
     def check_id(self, value: object) -> int:
         """Return ``value`` as an int id of this layout, or raise :class:`InvalidId`.
 
-        Accepts ints and strings of ASCII digits (other scripts' digits are refused:
-        ``int()`` would read them, and a log line rarely means them).
+        Accepts ints and strings of ASCII digits only, read by :func:`parse_digits`
+        (no whitespace, no other scripts' digits, at most 19 digits).
         """
         if isinstance(value, str):
-            text = value.strip()
-            if not (text.isascii() and text.isdigit()):
-                raise InvalidId(
-                    f"{value!r} is not an id: expected an integer in 0..{self.max_id} "
-                    f"(layout {self.name!r})."
-                )
-            value = int(text)
+            value = parse_digits(value, what="an id")
         if not isinstance(value, int) or isinstance(value, bool):
             raise InvalidId(f"{value!r} is not an id: expected an integer in 0..{self.max_id}.")
         if not 0 <= value <= self.max_id:

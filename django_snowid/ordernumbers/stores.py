@@ -208,8 +208,8 @@ class RedisOrderStore:
                 failures += 1
                 if failures == 2:
                     raise OrderNumberUnavailable(
-                        f"Redis (cache alias {self.alias!r}) is unreachable: {exc}. "
-                        "No order number was issued."
+                        f"Redis (cache alias {self.alias!r}) is unreachable: "
+                        f"{str(exc).rstrip('.')}. No order number was issued."
                     ) from exc
                 request = None
             except redis.exceptions.ResponseError as exc:
@@ -256,7 +256,7 @@ class RedisOrderStore:
             second, sequence = client.hmget(self.key(stream), ["sec", "seq"])
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
             raise OrderNumberUnavailable(
-                f"Redis (cache alias {self.alias!r}) is unreachable: {exc}."
+                f"Redis (cache alias {self.alias!r}) is unreachable: {str(exc).rstrip('.')}."
             ) from exc
         if second is None or sequence is None:
             return None
@@ -290,7 +290,7 @@ class DatabaseOrderStore:
             return self._reserve(db, stream, *args)
         except OperationalError as exc:  # connection lost or refused, not a constraint
             raise OrderNumberUnavailable(
-                f"The database {db!r} is unreachable for order numbers: {exc}. "
+                f"The database {db!r} is unreachable for order numbers: {str(exc).rstrip('.')}. "
                 "No order number was issued."
             ) from exc
 

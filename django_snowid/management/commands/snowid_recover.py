@@ -13,12 +13,13 @@ from datetime import datetime, timezone
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import DEFAULT_DB_ALIAS
+from django.db import DEFAULT_DB_ALIAS, connections
 
 from ...exceptions import OrderNumberError, SnowidError
 from ...fields import OrderNumberField
 from ...introspection import check_labels, column_max, field_label, our_fields
 from ...ordernumbers.issuer import database_position, get_store
+from ._store_errors import store_errors
 
 
 def _position(fmt: Any, position: tuple[int, int] | None) -> str:
@@ -55,6 +56,10 @@ class Command(BaseCommand):
             check_labels(labels)
         except SnowidError as exc:
             raise CommandError(str(exc)) from None
+        if database not in connections:
+            raise CommandError(
+                f"--database {database!r} is not in DATABASES ({', '.join(connections)})."
+            )
         fields = our_fields(*labels)
         order_fields = [f for f in fields if isinstance(f, OrderNumberField)]
         store = get_store()
@@ -89,6 +94,13 @@ class Command(BaseCommand):
                     )
         except OrderNumberError as exc:
             raise CommandError(f"The order-number store is unreachable: {exc}") from None
+        except store_errors() as exc:
+            # A key of the wrong type (WRONGTYPE), a state that does not parse, a table
+            # missing: name the store and the problem, no traceback.
+            raise CommandError(
+                f"The {store.name} order-number store could not be read or raised: "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
 
         ahead = self._snowflakes_ahead(fields, database)
         if as_json:
