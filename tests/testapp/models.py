@@ -8,8 +8,8 @@ from django_snowid.fields import (
     SnowflakeAutoField,
     SnowflakeField,
 )
-from django_snowid.sequences.fields import SequenceField, SequenceTextField
 from django_snowid.publicids import PublicIdQuerySet
+from django_snowid.sequences.fields import SequenceField, SequenceTextField
 
 
 class Product(models.Model):
@@ -107,6 +107,8 @@ class Invoice(models.Model):
     code = SequenceTextField(
         sequence="invoice", template="INV-{day}-{value:06d}", max_length=20, unique=True
     )
+
+
 class ShardedOrder(models.Model):
     """Snowflake ids that end with the low 4 bits of the user id (layout "sharded")."""
 
