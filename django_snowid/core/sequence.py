@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ClockBehind", "Reserved", "SecondFull", "reserve", "resume"]
+__all__ = ["ClockBehind", "Reserved", "Resuming", "SecondFull", "reserve", "resume"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,15 @@ class ClockBehind:
     seconds: int
 
 
-Outcome = Reserved | SecondFull | ClockBehind
+@dataclass(frozen=True)
+class Resuming:
+    """The stream was recovered at the next second: try again in ``wait_ms``, when the
+    clock has reached it (see :func:`resume`)."""
+
+    wait_ms: int
+
+
+Outcome = Reserved | SecondFull | ClockBehind | Resuming
 
 
 def reserve(
@@ -94,6 +102,10 @@ def resume(
     the start of the second after both, where no such reservation can be. It costs the
     rest of the current second's numbers. A store at or above the database, not forced,
     is left alone.
+
+    The Redis store also holds the stream there until its clock reaches that second
+    (:class:`Resuming`): numbers are then never issued ahead of its clock, so a state lost
+    again right after a recovery is still behind the clock of the next one.
     """
     if state is not None and not force and (database is None or state >= database):
         return state

@@ -15,7 +15,7 @@ from django.dispatch import receiver
 
 from ..conf import conf
 from ..core.orderformat import OrderNumberFormat
-from ..core.sequence import ClockBehind, Reserved, SecondFull
+from ..core.sequence import ClockBehind, Reserved, Resuming, SecondFull
 from ..exceptions import OrderClockBehind, OrderNumberError, OrderSecondFull
 from .stores import (
     MISSING,
@@ -228,6 +228,9 @@ class StreamIssuer:
                     deadline = now + self._max_wait_s
                 if now + outcome.wait_ms / 1000 > deadline:
                     raise OrderSecondFull(self._full_message(waited=True))
+                time.sleep(outcome.wait_ms / 1000)
+            elif isinstance(outcome, Resuming):
+                # Recovered a moment ago: at most a second, whatever SNOWID_ORDER_WHEN_FULL.
                 time.sleep(outcome.wait_ms / 1000)
             elif isinstance(outcome, ClockBehind):
                 raise OrderClockBehind(

@@ -18,7 +18,7 @@ from typing import Any, Final, NamedTuple, Protocol
 import redis
 from django.db import OperationalError, router, transaction
 
-from ..core.sequence import ClockBehind, Outcome, Reserved, SecondFull, reserve, resume
+from ..core.sequence import ClockBehind, Outcome, Reserved, Resuming, SecondFull, reserve, resume
 from ..exceptions import OrderNumberError, OrderNumberUnavailable, OrderTransactionConflict
 from .redischannel import Channel, Request
 
@@ -93,15 +93,21 @@ class OrderStore(Protocol):
 # ARGV[2]: the cap (largest sequence of a second)   ARGV[3]: how many numbers
 # ARGV[4]: first sequence of a new second            ARGV[5]: max seconds ahead of the clock
 # Returns {1, second, first_sequence, count}: reserved; {2, wait_ms}: the second is full;
-# {3, seconds_behind}: the clock is too far behind; {4}: no state; {5}: the state is garbage.
+# {3, seconds_behind}: the clock is too far behind; {4}: no state; {5}: the state is garbage;
+# {6, wait_ms}: the stream was recovered and resumes when the clock reaches its second.
 RESERVE_LUA: Final = """
-local state = redis.call('HMGET', KEYS[1], 'sec', 'seq')
+local state = redis.call('HMGET', KEYS[1], 'sec', 'seq', 'hold')
 if not state[1] then return {4} end
 local second, sequence = tonumber(state[1]), tonumber(state[2])
 if not second or not sequence then return {5} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(ARGV[1])
 local now_ms = math.floor(tonumber(t[2]) / 1000)
+if state[3] then
+  local hold = tonumber(state[3])
+  if hold and now < hold and hold <= now + 1 then return {6, 1000 - now_ms} end
+  redis.call('HDEL', KEYS[1], 'hold')
+end
 local cap, count = tonumber(ARGV[2]), tonumber(ARGV[3])
 local first, lead = tonumber(ARGV[4]), tonumber(ARGV[5])
 if now > second then
@@ -138,6 +144,9 @@ return {0, 0, 0, second, sequence}
 
 
 # Recover a stream: the same steps as core.sequence.resume(), on the clock of Redis.
+# A stream that resumes at the second after the clock's is held there (field "hold")
+# until the clock reaches it: numbers are then never issued ahead of the clock, so the
+# clock of a later recovery is past every number of a state lost meanwhile.
 # KEYS[1]: the stream's state hash
 # ARGV[1]: 1 if the database holds a number of the stream, else 0
 # ARGV[2], ARGV[3]: local second and sequence of the database's largest number
@@ -152,12 +161,17 @@ if had and ARGV[6] ~= '1' and (not has_db or bs > ds or (bs == ds and bq >= dq))
   return {1, bs, bq, bs, bq}
 end
 local now = tonumber(redis.call('TIME')[1]) + tonumber(ARGV[4])
-if has_db and ds > now then now = ds end
 local ts, tq = now + 1, tonumber(ARGV[5]) - 1
+if has_db and ds >= now then ts = ds + 1 end
 if had and (bs > ts or (bs == ts and bq >= tq)) then
   return {1, bs, bq, bs, bq}
 end
-redis.call('HSET', KEYS[1], 'sec', ts, 'seq', tq)
+if ts == now + 1 then
+  redis.call('HSET', KEYS[1], 'sec', ts, 'seq', tq, 'hold', ts)
+else
+  redis.call('HSET', KEYS[1], 'sec', ts, 'seq', tq)
+  redis.call('HDEL', KEYS[1], 'hold')
+end
 if had then return {1, bs, bq, ts, tq} end
 return {0, 0, 0, ts, tq}
 """
@@ -288,6 +302,8 @@ class RedisOrderStore:
             return ClockBehind(reply[1])
         if status == 4:
             return MISSING
+        if status == 6:
+            return Resuming(reply[1])
         raise OrderNumberError(
             f"The Redis key {sent.key!r} does not hold an order-number state "
             "(fields sec and seq as integers). Delete it and run manage.py snowid_recover."
