@@ -54,9 +54,29 @@ def _save(mode: str, process: int, serial: int) -> list[int]:
     return [o.number for o in objs]
 
 
+class SteppedClock:
+    """The ``time`` module of an app server whose clock steps back and forth: 0 to 3 s
+    behind, a new step every 0.5 s, each process on a step of its own."""
+
+    def __init__(self, process: int) -> None:
+        self.process = process
+
+    def time(self) -> float:
+        real = time.time()
+        return real - (self.process + int(real * 2)) % 4
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
 def _worker(args: tuple[str, int, float]) -> dict[str, Any]:
     """Save until the deadline; report every number given, and which ones were written."""
     mode, process, deadline = args
+    if mode == "stepped":  # the database store on this app server's clock
+        from django_snowid.ordernumbers import stores
+
+        stores.time = SteppedClock(process)  # type: ignore[assignment]
+        mode = "atomic"
     issued: list[int] = []
     committed: list[int] = []
     retried = 0
@@ -144,3 +164,56 @@ def test_no_position_repeats_while_redis_loses_the_stream(throwaway_redis, mode,
     assert disruptions >= 3
     assert sum(len(r["issued"]) for r in per_process) >= PROCESSES  # the load did run
     assert_never_repeated(per_process, ShopOrder._meta.get_field("number").format)
+
+
+def run_load(mode: str) -> list[dict[str, Any]]:
+    connections.close_all()  # children must not share the parent's socket
+    deadline = time.time() + LOAD_S
+    with multiprocessing.get_context("fork").Pool(PROCESSES) as pool:
+        return pool.map(_worker, [(mode, p, deadline) for p in range(PROCESSES)])
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_database_store_with_clocks_stepping_back_inside_transactions():
+    with override_settings(SNOWID_ORDER_BACKEND="database"):
+        per_process = run_load("stepped")
+    assert sum(len(r["issued"]) for r in per_process) >= PROCESSES
+    assert_never_repeated(per_process, ShopOrder._meta.get_field("number").format)
+
+
+_barrier: Any = None  # set before the fork: the children inherit it
+
+
+def _first_orders(process: int) -> list[int] | str:
+    try:
+        _barrier.wait(timeout=30)
+        with transaction.atomic():
+            numbers = [ShopOrder.objects.create(user_id=process * 10 + i).number for i in range(3)]
+            time.sleep(0.05)  # the others pile up behind this transaction meanwhile
+        return numbers
+    except Exception as exc:  # reported to the parent, which fails the test
+        return repr(exc)
+    finally:
+        connections.close_all()
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("backend", [pytest.param("redis", marks=pytest.mark.redis), "database"])
+def test_first_orders_of_a_new_stream_at_the_same_moment(backend, settings):
+    """8 processes create a stream's first orders at once, each inside a transaction:
+    creating the stream's state never deadlocks, every save succeeds."""
+    if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+        pytest.skip("SQLite runs one writing transaction at a time: contention is expected")
+    global _barrier
+    connections.close_all()
+    context = multiprocessing.get_context("fork")
+    _barrier = context.Barrier(PROCESSES)
+    with override_settings(SNOWID_ORDER_BACKEND=backend), context.Pool(PROCESSES) as pool:
+        results = pool.map(_first_orders, range(PROCESSES))
+    failed = [r for r in results if isinstance(r, str)]
+    assert not failed, failed
+    numbers = [n for r in results for n in r]
+    assert len(set(numbers)) == 3 * PROCESSES
+    assert set(ShopOrder.objects.values_list("number", flat=True)) == set(numbers)

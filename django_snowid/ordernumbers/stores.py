@@ -431,9 +431,11 @@ class DatabaseOrderStore:
                 f"{second} = IF(@snowid_lower, VALUES({second}), {second})"
             )
         else:  # PostgreSQL, SQLite 3.24+
+            row_second, row_sequence = f"{table}.{second}", f"{table}.{sequence}"
             upsert = (
                 f"{insert} ON CONFLICT ({name}) DO UPDATE SET {second} = EXCLUDED.{second}, "
-                f"{sequence} = EXCLUDED.{sequence} WHERE {table}.{lower[1:-1]}"
+                f"{sequence} = EXCLUDED.{sequence} WHERE {row_second} < %s "
+                f"OR ({row_second} = %s AND {row_sequence} < %s)"
             )
         return {
             "select": select,
