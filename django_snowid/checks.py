@@ -187,3 +187,70 @@ def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
             )
         )
     return messages
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@register(Tags.compatibility)
+def check_order_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """Type and range of the order-number settings the format checks do not cover."""
+    messages: list[CheckMessage] = []
+    if not isinstance(conf.ORDER_ALLOW_DST, bool):
+        messages.append(
+            _error(
+                f"SNOWID_ORDER_ALLOW_DST is {conf.ORDER_ALLOW_DST!r}; expected True or False.",
+                "django_snowid.E210",
+            )
+        )
+    wait = conf.ORDER_MAX_WAIT_MS
+    if isinstance(wait, bool) or not isinstance(wait, numbers.Real) or not 0 <= wait <= 60_000:
+        messages.append(
+            _error(
+                f"SNOWID_ORDER_MAX_WAIT_MS is {wait!r}; expected a number of milliseconds "
+                "from 0 to 60000.",
+                "django_snowid.E211",
+            )
+        )
+    lead = conf.ORDER_MAX_BACKWARDS_S
+    if not _is_int(lead) or not 1 <= lead <= 3600:
+        messages.append(
+            _error(
+                f"SNOWID_ORDER_MAX_BACKWARDS_S is {lead!r}; expected an integer number of "
+                "seconds from 1 to 3600 (a recovered stream resumes one second ahead).",
+                "django_snowid.E212",
+            )
+        )
+    retries = conf.ORDER_INSERT_RETRIES
+    if not _is_int(retries) or not 0 <= retries <= 100:
+        messages.append(
+            _error(
+                f"SNOWID_ORDER_INSERT_RETRIES is {retries!r}; expected an integer from 0 to 100.",
+                "django_snowid.E213",
+            )
+        )
+    from .core.orderformat import OrderNumberFormat
+
+    options = {name: conf.order_format_default(name) for name in _FORMAT_OPTIONS}
+    try:
+        OrderNumberFormat(**options)
+    except (LayoutError, TypeError, ValueError) as exc:
+        messages.append(
+            _error(
+                "The SNOWID_ORDER_PACKING/SEQUENCE_BITS/SHARD_BITS/SEQUENCE_DIGITS/"
+                f"SHARD_DIGITS/ZONE settings make no valid order-number format: {exc}",
+                "django_snowid.E214",
+            )
+        )
+    return messages
+
+
+_FORMAT_OPTIONS = (
+    "packing",
+    "sequence_bits",
+    "shard_bits",
+    "sequence_digits",
+    "shard_digits",
+    "zone",
+)
