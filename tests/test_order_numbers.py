@@ -281,3 +281,46 @@ def test_datetime_of_numbers_is_aware_utc():
     assert fmt.decode(number).time - datetime(2030, 1, 2, tzinfo=timezone.utc) == timedelta(
         hours=3, minutes=4, seconds=5
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_conflict_with_a_row_committed_after_the_snapshot(backend, settings):
+    """Under REPEATABLE READ or SERIALIZABLE the transaction's snapshot cannot see the row
+    its INSERT ran into: the retry is decided by the error, never by a read."""
+    import threading
+
+    from django.db import connection, connections
+
+    from django_snowid.exceptions import OrderTransactionConflict
+
+    if connection.vendor == "sqlite":
+        pytest.skip("SQLite: the other writer would wait for this transaction to end")
+    field = field_of(ShopOrder)
+    fmt = field.format
+    second = position_now(fmt) + 2
+    ShopOrder.objects.create(user_id=9)  # the stream exists
+    taken = fmt.compose(second, 1, 9)
+
+    def commit_elsewhere() -> None:
+        try:
+            ShopOrder.objects.create(user_id=9, number=taken)
+        finally:
+            connections.close_all()
+
+    number = None
+    try:
+        with transaction.atomic():
+            assert ShopOrder.objects.count() == 1  # the snapshot is taken here
+            thread = threading.Thread(target=commit_elsewhere)
+            thread.start()
+            thread.join()
+            forget(field.stream)  # the store "lost" that number: it hands it out again
+            get_store().raise_to(field.stream, (second, 0))
+            number = ShopOrder.objects.create(user_id=9).number
+    except OrderTransactionConflict:
+        # PostgreSQL reports such a conflict under SERIALIZABLE as a serialization failure:
+        # the transaction must run again, as the error says.
+        assert connection.vendor == "postgresql" and settings.ISOLATION == "serializable"
+        return
+    assert number is not None and fmt.position(number) > (second, 1)
+    assert ShopOrder.objects.filter(number=taken).count() == 1
