@@ -193,48 +193,53 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+# setting, whether a value is valid, what is expected, check id
+_ORDER_SETTINGS: tuple[tuple[str, Any, str, str], ...] = (
+    ("ALLOW_DST", lambda v: isinstance(v, bool), "True or False", "E210"),
+    (
+        "MAX_WAIT_MS",
+        lambda v: _is_number(v) and 0 <= v <= 60_000,
+        "a number of milliseconds from 0 to 60000",
+        "E211",
+    ),
+    (
+        "MAX_BACKWARDS_S",
+        lambda v: _is_int(v) and 1 <= v <= 3600,
+        "an integer number of seconds from 1 to 3600 (a recovered stream resumes one second ahead)",
+        "E212",
+    ),
+    (
+        "INSERT_RETRIES",
+        lambda v: _is_int(v) and 0 <= v <= 100,
+        "an integer from 0 to 100",
+        "E213",
+    ),
+)
+
+
 @register(Tags.compatibility)
 def check_order_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """Type and range of the order-number settings the format checks do not cover."""
-    messages: list[CheckMessage] = []
-    if not isinstance(conf.ORDER_ALLOW_DST, bool):
-        messages.append(
-            _error(
-                f"SNOWID_ORDER_ALLOW_DST is {conf.ORDER_ALLOW_DST!r}; expected True or False.",
-                "django_snowid.E210",
-            )
-        )
-    wait = conf.ORDER_MAX_WAIT_MS
-    if isinstance(wait, bool) or not isinstance(wait, numbers.Real) or not 0 <= wait <= 60_000:
-        messages.append(
-            _error(
-                f"SNOWID_ORDER_MAX_WAIT_MS is {wait!r}; expected a number of milliseconds "
-                "from 0 to 60000.",
-                "django_snowid.E211",
-            )
-        )
-    lead = conf.ORDER_MAX_BACKWARDS_S
-    if not _is_int(lead) or not 1 <= lead <= 3600:
-        messages.append(
-            _error(
-                f"SNOWID_ORDER_MAX_BACKWARDS_S is {lead!r}; expected an integer number of "
-                "seconds from 1 to 3600 (a recovered stream resumes one second ahead).",
-                "django_snowid.E212",
-            )
-        )
-    retries = conf.ORDER_INSERT_RETRIES
-    if not _is_int(retries) or not 0 <= retries <= 100:
-        messages.append(
-            _error(
-                f"SNOWID_ORDER_INSERT_RETRIES is {retries!r}; expected an integer from 0 to 100.",
-                "django_snowid.E213",
-            )
-        )
+    from .conf import _get
     from .core.orderformat import OrderNumberFormat
+    from .ordernumbers.field import FORMAT_OPTIONS
 
-    options = {name: conf.order_format_default(name) for name in _FORMAT_OPTIONS}
+    messages: list[CheckMessage] = []
+    for name, valid, expected, id_ in _ORDER_SETTINGS:
+        value = _get(f"SNOWID_ORDER_{name}")
+        if not valid(value):
+            messages.append(
+                _error(
+                    f"SNOWID_ORDER_{name} is {value!r}; expected {expected}.",
+                    f"django_snowid.{id_}",
+                )
+            )
     try:
-        OrderNumberFormat(**options)
+        OrderNumberFormat(**{name: conf.order_format_default(name) for name in FORMAT_OPTIONS})
     except (LayoutError, TypeError, ValueError) as exc:
         messages.append(
             _error(
@@ -244,13 +249,3 @@ def check_order_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
             )
         )
     return messages
-
-
-_FORMAT_OPTIONS = (
-    "packing",
-    "sequence_bits",
-    "shard_bits",
-    "sequence_digits",
-    "shard_digits",
-    "zone",
-)
