@@ -382,7 +382,7 @@ def _retry_or_raise(exc: Exception, using: str, fields: Sequence[OrderNumberFiel
                 f"serialization failure on an INSERT with an order number: {exc}. Nothing was "
                 "written; roll back and run the transaction again."
             ) from exc
-        hit = list(fields)
+        return list(fields)  # the store is fine: new numbers, no recovery
     else:
         raise exc
     for field in hit:
