@@ -12,8 +12,8 @@ MYSQL_EXTRA := $(shell pkg-config --exists libmariadb 2>/dev/null || pkg-config 
 PY312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do "$$p" -c '' 2>/dev/null && { echo "$$p"; break; }; done)
 PYTEST_FLAGS ?= -q
 
-.PHONY: help demo test test-sqlite test-postgresql test-mariadb test-django42 test-django6 \
-        bench lint clean
+.PHONY: help demo test test-sqlite test-postgresql test-mariadb test-isolation test-django42 \
+        test-django6 bench lint clean
 
 help:
 	@echo "make demo   install the app and Django only (.venv-demo), migrate the example shop"
@@ -43,7 +43,7 @@ demo: $(DEMO_VENV)/.installed
 
 # ------------------------------------------------------------------ tests
 test: $(BIN)/.installed
-	$(MAKE) --no-print-directory test-sqlite test-postgresql test-mariadb
+	$(MAKE) --no-print-directory test-sqlite test-postgresql test-mariadb test-isolation
 	$(MAKE) --no-print-directory test-django42
 	$(MAKE) --no-print-directory test-django6
 	@echo "make test: every run passed"
@@ -58,6 +58,17 @@ test-postgresql: $(BIN)/.installed
 test-mariadb: $(BIN)/.installed
 	@echo "=== Django $$($(BIN)/python -m django --version), MariaDB: database tests"
 	SNOWID_TEST_DB=mariadb $(BIN)/pytest $(PYTEST_FLAGS) -m django_db
+
+# The order-number tests again at stricter isolation levels: MariaDB at REPEATABLE READ
+# (its server default), PostgreSQL at SERIALIZABLE. The quick ones only, to keep CI short.
+ORDER_TESTS := tests/test_order_numbers.py tests/test_order_databases.py \
+               tests/test_order_concurrency.py tests/test_recover_command.py
+test-isolation: $(BIN)/.installed
+	@echo "=== MariaDB, REPEATABLE READ; PostgreSQL, SERIALIZABLE: order-number tests"
+	SNOWID_TEST_DB=mariadb SNOWID_TEST_ISOLATION="repeatable read" \
+	    $(BIN)/pytest $(PYTEST_FLAGS) -m "django_db and not slow" $(ORDER_TESTS)
+	SNOWID_TEST_DB=postgresql SNOWID_TEST_ISOLATION=serializable \
+	    $(BIN)/pytest $(PYTEST_FLAGS) -m "django_db and not slow" $(ORDER_TESTS)
 
 # The oldest supported Django, on SQLite.
 $(VENV)-django42/.installed: pyproject.toml

@@ -288,3 +288,65 @@ def check_app_default_auto_field(app_configs: Any = None, **kwargs: Any) -> list
                 )
             )
     return warnings
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+# setting, whether a value is valid, what is expected, check id
+_ORDER_SETTINGS: tuple[tuple[str, Any, str, str], ...] = (
+    ("ALLOW_DST", lambda v: isinstance(v, bool), "True or False", "E210"),
+    (
+        "MAX_WAIT_MS",
+        lambda v: _is_number(v) and 0 <= v <= 60_000,
+        "a number of milliseconds from 0 to 60000",
+        "E211",
+    ),
+    (
+        "MAX_BACKWARDS_S",
+        lambda v: _is_int(v) and 1 <= v <= 3600,
+        "an integer number of seconds from 1 to 3600 (a recovered stream resumes one second ahead)",
+        "E212",
+    ),
+    (
+        "INSERT_RETRIES",
+        lambda v: _is_int(v) and 0 <= v <= 100,
+        "an integer from 0 to 100",
+        "E213",
+    ),
+)
+
+
+@register(Tags.compatibility)
+def check_order_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """Type and range of the order-number settings the format checks do not cover."""
+    from .conf import _get
+    from .core.orderformat import OrderNumberFormat
+    from .ordernumbers.field import FORMAT_OPTIONS
+
+    messages: list[CheckMessage] = []
+    for name, valid, expected, id_ in _ORDER_SETTINGS:
+        value = _get(f"SNOWID_ORDER_{name}")
+        if not valid(value):
+            messages.append(
+                _error(
+                    f"SNOWID_ORDER_{name} is {value!r}; expected {expected}.",
+                    f"django_snowid.{id_}",
+                )
+            )
+    try:
+        OrderNumberFormat(**{name: conf.order_format_default(name) for name in FORMAT_OPTIONS})
+    except (LayoutError, TypeError, ValueError) as exc:
+        messages.append(
+            _error(
+                "The SNOWID_ORDER_PACKING/SEQUENCE_BITS/SHARD_BITS/SEQUENCE_DIGITS/"
+                f"SHARD_DIGITS/ZONE settings make no valid order-number format: {exc}",
+                "django_snowid.E214",
+            )
+        )
+    return messages

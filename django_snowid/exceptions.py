@@ -91,3 +91,12 @@ class WorkerPoolExhausted(WorkerIdError):
 
 class WorkerIdUnavailable(WorkerIdError):
     """The lease store (Redis or the database) is unreachable or holds garbage."""
+
+
+class OrderTransactionConflict(OrderNumberError):
+    """The database chose this transaction as a deadlock victim, timed out on a lock, or
+    could not serialize it, while it issued an order number.
+
+    Nothing was issued. Inside your transaction the database cannot be asked again with
+    the same snapshot: roll back and run the transaction again.
+    """

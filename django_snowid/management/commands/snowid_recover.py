@@ -1,24 +1,28 @@
 """``manage.py snowid_recover``: never reissue an order number after a store lost its state.
 
-For every order-number stream it reads ``max()`` of the stream's columns and raises the
-store's last-issued position to at least that, atomically, never lowering it. Safe at
-every deploy and while traffic flows. It also reports Snowflake columns whose newest id
+For every order-number stream it reads ``max()`` of the stream's columns on every
+database that can hold them (the primary, or every shard), and if the store holds less
+(or nothing), resumes the stream at the second after both that and the store's clock,
+past every number still in flight; it never lowers the store. Safe at every deploy and
+while traffic flows. It also reports Snowflake columns whose newest id
 lies ahead of this host's clock (a worker id reused from a host whose clock ran ahead).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from datetime import datetime, timezone
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import connections, router
 
+from ...core.sequence import resume
 from ...exceptions import OrderNumberError, SnowidError
 from ...fields import OrderNumberField
 from ...introspection import check_labels, column_max, field_label, our_fields
-from ...ordernumbers.issuer import database_position, get_store
+from ...ordernumbers.issuer import database_position, get_store, recover_stream
 from ._store_errors import store_errors
 
 
@@ -33,14 +37,20 @@ def _position(fmt: Any, position: tuple[int, int] | None) -> str:
 
 class Command(BaseCommand):
     help = (
-        "Raise every order-number stream's last-issued position in the store (Redis or the "
-        "database) to at least the largest number in the database. Never lowers it."
+        "Recover every order-number stream whose store (Redis or the database) holds less "
+        "than the largest number in the database: it resumes at the second after both that "
+        "number and the store's clock. Never lowers the store."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("labels", nargs="*", metavar="app_label[.ModelName]")
         parser.add_argument("--dry-run", action="store_true", help="Report only; change nothing.")
-        parser.add_argument("--database", default=DEFAULT_DB_ALIAS, help="Database to read.")
+        parser.add_argument(
+            "--database",
+            default=None,
+            help="Read this database only (default: every database that can hold the rows, "
+            "as the routers say; the primary otherwise).",
+        )
         parser.add_argument("--json", action="store_true", dest="as_json")
 
     def handle(
@@ -48,7 +58,7 @@ class Command(BaseCommand):
         *args: Any,
         labels: list[str],
         dry_run: bool,
-        database: str,
+        database: str | None,
         as_json: bool,
         **options: Any,
     ) -> None:
@@ -56,7 +66,7 @@ class Command(BaseCommand):
             check_labels(labels)
         except SnowidError as exc:
             raise CommandError(str(exc)) from None
-        if database not in connections:
+        if database is not None and database not in connections:
             raise CommandError(
                 f"--database {database!r} is not in DATABASES ({', '.join(connections)})."
             )
@@ -73,14 +83,11 @@ class Command(BaseCommand):
                 done.add(stream)
                 target, maxima = database_position(stream, fmt, using=database)
                 before = store.read(stream)
-                if dry_run:
-                    after = (
-                        max(p for p in (before, target) if p is not None)
-                        if (before or target)
-                        else None
-                    )
+                if dry_run:  # on this host's clock, which the store's may not match
+                    now = int(time.time()) + fmt.utc_offset_at(time.time())
+                    after = resume(before, target, now, first_sequence=1)
                 else:
-                    _, after = store.raise_to(stream, target or (0, 0))
+                    before, after = recover_stream(stream, fmt, using=database)
                 for each, largest in maxima:
                     rows.append(
                         {
@@ -124,7 +131,7 @@ class Command(BaseCommand):
                 r["max_in_database"] or "-",
                 r["store_before"],
                 r["store_after"],
-                ("would raise" if dry_run else "raised") if r["changed"] else "unchanged",
+                ("would resume" if dry_run else "resumed") if r["changed"] else "unchanged",
             )
             for r in rows
         ]
@@ -134,13 +141,13 @@ class Command(BaseCommand):
         if dry_run:
             self.stdout.write("Dry run: nothing was changed.")
 
-    def _snowflakes_ahead(self, fields: list[Any], database: str) -> list[dict[str, Any]]:
+    def _snowflakes_ahead(self, fields: list[Any], database: str | None) -> list[dict[str, Any]]:
         now = datetime.now(timezone.utc)
         ahead = []
         for field in fields:
             if isinstance(field, OrderNumberField):
                 continue
-            largest = column_max(field, using=database)
+            largest = column_max(field, using=database or router.db_for_write(field.model))
             if largest is None:
                 continue
             try:
