@@ -1,13 +1,20 @@
-"""The ``SNOWID_*`` settings, read on every access so that ``override_settings`` works."""
+"""The ``SNOWID_*`` settings, read on every access so that ``override_settings`` works.
+
+Whatever is built from the settings (layouts, generators, stores, issuers, clients) is
+cached by the module that builds it and dropped through the one reaction here:
+``@on_settings_changed`` registers a function that forgets such a cache, and every change
+of a ``SNOWID_*`` setting or of ``CACHES`` (where django-redis finds our Redis) calls them.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.core.signals import setting_changed
 
 from .core.layout import DEFAULT_EPOCH
 
@@ -155,3 +162,21 @@ class SnowidSettings:
 
 
 conf = SnowidSettings()
+
+
+_forget: list[Callable[[], None]] = []
+
+
+def on_settings_changed(forget: Callable[[], None]) -> Callable[[], None]:
+    """Register ``forget`` to run whenever a ``SNOWID_*`` setting or ``CACHES`` changes."""
+    _forget.append(forget)
+    return forget
+
+
+def _settings_changed(*, setting: str, **kwargs: object) -> None:
+    if setting.startswith("SNOWID_") or setting == "CACHES":
+        for forget in _forget:
+            forget()
+
+
+setting_changed.connect(_settings_changed, dispatch_uid="django_snowid.settings_changed")
