@@ -12,11 +12,12 @@ from typing import Any
 
 from django.utils import timezone as dj_timezone
 
+from . import inventory
 from .core.digits import parse_digits
 from .core.layout import DecodedId, Layout
 from .core.orderformat import DecodedOrderNumber, OrderNumberFormat
 from .exceptions import InvalidId, LayoutError, SnowidError
-from .introspection import field_label, get_field, our_fields
+from .inventory import field_label, get_field
 from .ordernumbers.field import OrderNumberField
 from .registry import get_layout, layout_names
 
@@ -102,7 +103,9 @@ class DecodedRow:
 def reading_choices() -> list[tuple[str, str]]:
     """("" = auto-detect), every field of ours (``field:app.Model.field``), every layout."""
     choices = [("", "Detect automatically")]
-    choices += [(f"field:{field_label(f)}", field_label(f)) for f in our_fields()]
+    choices += [
+        (f"field:{field_label(f)}", field_label(f)) for f in inventory.fields(inventory.DECODABLE)
+    ]
     choices += [(f"layout:{name}", f"Snowflake layout “{name}”") for name in layout_names()]
     return choices
 
@@ -241,7 +244,7 @@ class _Reader:
     def __init__(self, reading: str) -> None:
         self.error = ""
         self.chosen: tuple[str, Callable[[int], Any], Callable[..., None], list[Any]] | None = None
-        fields = our_fields()
+        ours = inventory.fields(inventory.DECODABLE)
         try:
             if reading.startswith("field:"):
                 field = get_field(reading[6:])
@@ -253,14 +256,14 @@ class _Reader:
                     f"Snowflake layout “{layout.name}”",
                     layout.decode,
                     _fill_snowflake,
-                    _snowflake_fields(fields, reading[7:]),
+                    _snowflake_fields(ours, reading[7:]),
                 )
             elif reading:
                 raise SnowidError(f"Unknown reading {reading!r}.")
             else:
                 self.layout = get_layout()
-                self.order_formats = _order_formats(fields)
-                self.default_fields = _snowflake_fields(fields, "default")
+                self.order_formats = _order_formats(ours)
+                self.default_fields = _snowflake_fields(ours, "default")
         except SnowidError as exc:  # reported on every row, after the row's own value
             self.error = str(exc)
 

@@ -8,7 +8,7 @@ from typing import Any
 from django.core import checks
 from django.db import models
 
-from . import registry
+from . import inventory, registry
 from .core.layout import DecodedId, Layout
 from .exceptions import LayoutError
 from .fieldflags import check_shard_from, drop_generated_defaults, shard_source
@@ -81,6 +81,13 @@ class _SnowflakeMixin:
         return cached[1]() | shard
 
     get_pk_value_on_save = new_id
+
+    def contribute_to_class(
+        self, cls: type[models.Model], name: str, private_only: bool = False
+    ) -> None:
+        super().contribute_to_class(cls, name, private_only=private_only)  # type: ignore[misc]
+        if not cls._meta.abstract:
+            inventory.register(self, "snowflake")  # type: ignore[arg-type]
 
     def _check_layout(self) -> list[checks.CheckMessage]:
         if self.layout_name is None and self.shard_from is None:

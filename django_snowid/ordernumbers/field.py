@@ -14,6 +14,7 @@ from django.db import IntegrityError, OperationalError, connections, models, tra
 from django.db.models.signals import pre_save
 from django.dispatch import receiver
 
+from .. import inventory
 from ..conf import conf
 from ..core.orderformat import DecodedOrderNumber, OrderNumberFormat, zone_has_dst
 from ..exceptions import LayoutError, OrderTransactionConflict
@@ -147,7 +148,10 @@ class OrderNumberField(models.BigIntegerField):
         self, cls: type[models.Model], name: str, private_only: bool = False
     ) -> None:
         super().contribute_to_class(cls, name, private_only=private_only)
-        if not cls._meta.abstract and getattr(cls, _RETRY_INSTALLED, None) is not cls:
+        if cls._meta.abstract:
+            return
+        inventory.register(self, "order")
+        if getattr(cls, _RETRY_INSTALLED, None) is not cls:
             _install_insert_retry(cls)
 
     # ------------------------------------------------------ migrations

@@ -12,7 +12,7 @@ from ...core.layout import DecodedId, iso_utc
 from ...core.orderformat import DecodedOrderNumber, OrderNumberFormat
 from ...decoding import decode_tokens
 from ...exceptions import InvalidId, SnowidError
-from ...introspection import get_field
+from ...inventory import get_field
 from ...ordernumbers.field import FORMAT_OPTIONS
 from ...registry import get_layout
 

@@ -18,10 +18,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections, router
 
+from ... import inventory
 from ...core.sequence import resume
 from ...exceptions import OrderNumberError, SnowidError
-from ...fields import OrderNumberField
-from ...introspection import check_labels, column_max, field_label, our_fields
+from ...inventory import check_labels, column_max, field_label
 from ...ordernumbers.issuer import database_position, get_store, recover_stream
 from ._store_errors import store_errors
 
@@ -70,8 +70,7 @@ class Command(BaseCommand):
             raise CommandError(
                 f"--database {database!r} is not in DATABASES ({', '.join(connections)})."
             )
-        fields = our_fields(*labels)
-        order_fields = [f for f in fields if isinstance(f, OrderNumberField)]
+        order_fields = inventory.fields("order", *labels)
         store = get_store()
         rows: list[dict[str, Any]] = []
         done: set[str] = set()
@@ -109,7 +108,7 @@ class Command(BaseCommand):
                 f"{type(exc).__name__}: {exc}"
             ) from None
 
-        ahead = self._snowflakes_ahead(fields, database)
+        ahead = self._snowflakes_ahead(inventory.fields("snowflake", *labels), database)
         if as_json:
             self.stdout.write(json.dumps({"streams": rows, "snowflake_ahead": ahead}, indent=2))
             return
@@ -145,8 +144,6 @@ class Command(BaseCommand):
         now = datetime.now(timezone.utc)
         ahead = []
         for field in fields:
-            if isinstance(field, OrderNumberField):
-                continue
             largest = column_max(field, using=database or router.db_for_write(field.model))
             if largest is None:
                 continue
