@@ -17,7 +17,7 @@ DEFAULTS: dict[str, Any] = {
     "SNOWID_LAYOUT": "classic",
     "SNOWID_LAYOUTS": {},
     "SNOWID_WORKER_ID": 0,
-    "SNOWID_WORKER_ID_SOURCE": "slot",
+    "SNOWID_WORKER_ID_SOURCE": "database",
     "SNOWID_WORKER_POOL_SIZE": None,
     "SNOWID_WORKER_LEASE_TTL_S": 30,
     "SNOWID_WORKER_SLOT_DIR": None,

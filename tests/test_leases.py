@@ -21,7 +21,7 @@ from django_snowid.exceptions import (
     WorkerLeaseLost,
     WorkerPoolExhausted,
 )
-from django_snowid.leases.holder import get_lease_store, lease_generator, pool_for
+from django_snowid.leases.holder import get_lease_store, lease_generator, pool_for, release_all
 from tests.support import free_port, redis_caches
 from tests.testapp.models import Product
 
@@ -48,6 +48,7 @@ def source(request, tmp_path):
     ):
         yield request.param
     registry.reset()
+    release_all()  # leases taken outside the registry too: none outlives its test
 
 
 def _issue_50k(source: str) -> tuple[int, list[int]]:

@@ -186,8 +186,6 @@ class WorkerLease:
             connections.close_all()  # this thread's own connections only
 
     def _beat_until_stopped(self) -> None:
-        from django.db import connections
-
         while not self._stop.wait(self.interval_s):
             if os.getpid() != self.pid or self._lost:
                 return
@@ -198,8 +196,6 @@ class WorkerLease:
                 )
             except Exception:  # unreachable store: keep trying while the lease is trusted
                 renewed = None
-            if self.store.name == "database":
-                connections.close_all()  # a beat every ttl / 3 keeps no connection open
             if renewed:
                 self._valid_until = sent + self.ttl_ms / 1000 - self.margin_s
             elif renewed is False or time.monotonic() > self._valid_until:
