@@ -97,6 +97,8 @@ def check_worker_id(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage
         # Commands that issue no ids (migrate, check, collectstatic) run without the
         # variable; the first id refuses, naming it.
         return []
+    if not _worker_id_shaped(conf.WORKER_ID):
+        return []  # E015 says it
     try:
         worker = resolve_worker_id()
     except WorkerIdError as exc:
