@@ -328,6 +328,7 @@ def test_workers_command_lists_live_leases(settings):
     from django.core.management import call_command
 
     settings.SNOWID_WORKER_ID_SOURCE = "redis"
+    settings.SNOWID_WORKER_LEASE_TTL_S = 1.5  # a new pool waits one TTL + margin
     django_snowid.next_id()
     out = StringIO()
     call_command("snowid_workers", "--json", stdout=out)

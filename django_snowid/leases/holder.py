@@ -28,7 +28,13 @@ from ..conf import conf
 from ..core.generator import Clock, SnowflakeGenerator
 from ..core.layout import Layout
 from ..exceptions import WorkerIdError, WorkerLeaseLost
-from .stores import DatabaseLeaseStore, LeaseStore, RedisLeaseStore, SlotStore
+from .stores import (
+    DatabaseLeaseStore,
+    LeaseStore,
+    RedisLeaseStore,
+    SlotStore,
+    StoreSettling,
+)
 
 __all__ = [
     "LEASE_SOURCES",
@@ -135,15 +141,23 @@ class WorkerLease:
         self.generator: SnowflakeGenerator | None = None
         self._valid_until = 0.0
         self._lost = False
+        self._taken_by_another = ""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     # ---------------------------------------------------------------- life
     def acquire(self) -> WorkerLease:
-        started = time.monotonic()
-        acquired = self.store.acquire(
-            self.pool.name, self.pool.size, self.owner, self.token, self.ttl_ms
-        )
+        while True:
+            started = time.monotonic()
+            try:
+                acquired = self.store.acquire(
+                    self.pool.name, self.pool.size, self.owner, self.token, self.ttl_ms
+                )
+                break
+            except StoreSettling as settling:
+                # Not a clock problem: the lease store lost its records. Only newcomers
+                # wait; live holders re-assert their leases and keep issuing.
+                time.sleep(settling.wait_ms / 1000)
         self.worker = acquired.worker
         self.node = self.pool.node(acquired.worker)
         self.resume_tick = acquired.tick_bound
@@ -163,11 +177,13 @@ class WorkerLease:
             self._lost = True
             if self.on_lost is not None:
                 self.on_lost()
+            cause = self._taken_by_another or (
+                f"was not renewed within its {self.ttl_ms / 1000:g} s time-to-live (lease "
+                f"store {self.store.name!r} unreachable?)"
+            )
             raise WorkerLeaseLost(
-                f"The lease on worker id {self.worker} of pool {self.pool.name!r} was not "
-                f"renewed within its {self.ttl_ms / 1000:g} s time-to-live (lease store "
-                f"{self.store.name!r} unreachable?). No id is issued under it; the next call "
-                "takes a new lease."
+                f"The lease on worker id {self.worker} of pool {self.pool.name!r} {cause}. "
+                "No id is issued under it; the next call takes a new lease."
             )
 
     def tick_horizon(self) -> int:
@@ -200,6 +216,12 @@ class WorkerLease:
                 self._valid_until = sent + self.ttl_ms / 1000 - self.margin_s
             elif renewed is False or time.monotonic() > self._valid_until:
                 # False: the store answered that the lease is no longer ours.
+                if renewed is False:
+                    self._taken_by_another = (
+                        f"is no longer ours in the {self.store.name!r} lease store (it expired "
+                        "there, or another holder took the id after the store lost its "
+                        "records)"
+                    )
                 self._lost = True
                 return
 

@@ -32,7 +32,18 @@ __all__ = [
     "ProcessLeaseStore",
     "RedisLeaseStore",
     "SlotStore",
+    "StoreSettling",
 ]
+
+
+class StoreSettling(Exception):
+    """The store lost its records (or never had any) less than a lease's time-to-live
+    plus fencing margin ago: a holder from before may still issue under any worker id
+    until it re-asserts its lease or fences itself. Ask again after ``wait_ms``."""
+
+    def __init__(self, wait_ms: int) -> None:
+        super().__init__(wait_ms)
+        self.wait_ms = wait_ms
 
 
 @dataclass(frozen=True)
@@ -72,14 +83,28 @@ def _exhausted(pool: str, size: int, live: int) -> WorkerPoolExhausted:
 
 
 # ---------------------------------------------------------------------- Redis
-# KEYS[1]: the pool, a hash: "<id>" -> "owner|token|expires_ms|acquired_ms", and
-#          "tick:<id>" -> the highest tick holders of <id> may have used (kept forever).
-# Acquire. ARGV: pool size, ttl_ms, token, owner.
-# Returns {id, tick_bound or -1}; {-1, live leases} when the pool is full; {-2, id} garbage.
+# KEYS[1]: the pool, a hash: "<id>" -> "owner|token|expires_ms|acquired_ms",
+#          "tick:<id>" -> the highest tick holders of <id> may have used (kept forever),
+#          "since" -> when (Redis time, ms) this hash was last found missing: the store
+#          lost its records then (FLUSHALL, a restart without persistence) or never had
+#          any. Until "since" + grace, a missing record proves nothing: a live holder may
+#          not have re-asserted its lease yet.
+# Acquire. ARGV: pool size, ttl_ms, token, owner, grace_ms (ttl + fencing margin: by then
+# every holder from before the loss has re-asserted its lease or fenced itself).
+# Returns {id, tick_bound or -1}; {-1, live leases} when the pool is full; {-2, id}
+# garbage; {-3, ms} when the store lost its records less than grace_ms ago: come back
+# after ms.
 ACQUIRE_LUA: Final = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local size, ttl = tonumber(ARGV[1]), tonumber(ARGV[2])
+local grace = tonumber(ARGV[5])
+local since = tonumber(redis.call('HGET', KEYS[1], 'since') or '')
+if not since then
+  since = now
+  redis.call('HSET', KEYS[1], 'since', now)
+end
+if now - since < grace then return {-3, since + grace - now} end
 local live = 0
 for id = 0, size - 1 do
   local v = redis.call('HGET', KEYS[1], tostring(id))
@@ -99,18 +124,26 @@ end
 return {-1, live}
 """
 
-# Renew (ARGV: id, token, ttl_ms, tick_bound) or release (ttl_ms = 0). Returns 1 if this
-# token held a lease that had not expired (renewed or released), else 0.
+# Renew (ARGV: id, token, ttl_ms, tick_bound, owner) or release (ttl_ms = 0). Returns 1
+# if this token held a lease that had not expired (renewed or released), or if the
+# lease's record is gone (the store lost it): nobody else holds the id, so the holder
+# re-asserts it with its own horizon. Returns 0, writing nothing, when another holder
+# has the id or this lease expired: a lost lease must not raise the id's tick bound.
 RENEW_LUA: Final = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local id, token, ttl, bound = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local v = redis.call('HGET', KEYS[1], id)
+local owner, acquired = ARGV[5], now
+if v then
+  local held, expires
+  owner, held, expires, acquired = string.match(v, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
+  if held ~= token or tonumber(expires) <= now then return 0 end
+elseif not redis.call('HGET', KEYS[1], 'since') then
+  redis.call('HSET', KEYS[1], 'since', now)
+end
 local old = tonumber(redis.call('HGET', KEYS[1], 'tick:' .. id) or '-1') or -1
 if bound > old then redis.call('HSET', KEYS[1], 'tick:' .. id, bound) end
-local v = redis.call('HGET', KEYS[1], id)
-if not v then return 0 end
-local owner, held, expires, acquired = string.match(v, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
-if held ~= token or tonumber(expires) <= now then return 0 end
 if ttl == 0 then
   redis.call('HDEL', KEYS[1], id)
 else
@@ -163,7 +196,12 @@ class RedisLeaseStore:
             ) from exc
 
     def acquire(self, pool: str, size: int, owner: str, token: str, ttl_ms: int) -> Acquired:
-        worker, other = (int(v) for v in self._run(ACQUIRE_SHA, pool, [size, ttl_ms, token, owner]))
+        # A holder fences itself a margin before its lease expires (holder.WorkerLease).
+        grace = ttl_ms + min(ttl_ms // 3, 2000)
+        answer = self._run(ACQUIRE_SHA, pool, [size, ttl_ms, token, owner, grace])
+        worker, other = int(answer[0]), int(answer[1])
+        if worker == -3:
+            raise StoreSettling(other)
         if worker == -1:
             raise _exhausted(pool, size, other)
         if worker == -2:
@@ -174,10 +212,11 @@ class RedisLeaseStore:
         return Acquired(worker, other)
 
     def renew(self, pool: str, worker: int, token: str, ttl_ms: int, tick_bound: int) -> bool:
-        return bool(self._run(RENEW_SHA, pool, [worker, token, ttl_ms, tick_bound]))
+        owner = f"{socket.gethostname()}:{os.getpid()}"
+        return bool(self._run(RENEW_SHA, pool, [worker, token, ttl_ms, tick_bound, owner]))
 
     def release(self, pool: str, worker: int, token: str, tick_bound: int) -> None:
-        self._run(RENEW_SHA, pool, [worker, token, 0, tick_bound])
+        self.renew(pool, worker, token, 0, tick_bound)
 
     def leases(self, pool: str | None = None) -> list[LeaseInfo]:
         client = self._client()
@@ -189,7 +228,7 @@ class RedisLeaseStore:
             fields = client.hgetall(self.key(name))
             ticks = {k.decode(): int(v) for k, v in fields.items() if k.startswith(b"tick:")}
             for field, value in fields.items():
-                if field.startswith(b"tick:"):
+                if field.startswith(b"tick:") or field == b"since":
                     continue
                 owner, _token, expires, acquired = value.decode().split("|")
                 worker = int(field)
