@@ -72,8 +72,8 @@ def test_eight_processes_take_eight_worker_ids(source):
         assert {CLASSIC.decode(i).node for i in ids[::5000]} == {node}
 
 
-def _hold_and_issue(source: str, reported, ready) -> None:
-    generator = lease_generator(CLASSIC, "default", 0, source)
+def _hold_and_issue(source: str, reported, ready, **options) -> None:
+    generator = lease_generator(CLASSIC, "default", 0, source, **options)
     reported[0] = generator.node
     ready.set()
     while True:  # until SIGKILL
@@ -113,19 +113,22 @@ def test_killed_holders_id_is_reused_after_the_ttl(source):
 
 
 def _crash_after_a_heartbeat(source: str, **options) -> int:
-    """Hold worker 0 until its heartbeat has recorded a horizon, then stop renewing
-    without releasing (as a killed process would); wait until the lease expired."""
-    generator = lease_generator(CLASSIC, "default", 0, source, **options)
-    last = max(generator.next_ids(10))
-    lease = generator._guard.__self__  # the WorkerLease behind the generator
+    """A real process holds worker 0 and issues ids until its heartbeat has recorded a
+    horizon; then SIGKILL (it releases nothing); wait until its lease expired. Returns
+    the largest id it reported."""
+    connections.close_all()
+    context = multiprocessing.get_context("fork")
+    reported = context.Array("q", [-1, -1])
+    ready = context.Event()
+    holder = context.Process(target=_hold_and_issue, args=(source, reported, ready), kwargs=options)
+    holder.start()
+    assert ready.wait(20)
     time.sleep(0.6)  # one heartbeat (every ttl / 3 = 0.5 s)
-    lease._stop.set()
-    lease.generator = None
-    from django_snowid.leases import holder
-
-    holder._held.remove(lease)  # a dead process releases nothing
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.join()
+    assert reported[0] == 0 and reported[1] > 0
     time.sleep(1.6)  # the time-to-live runs out
-    return last
+    return reported[1]
 
 
 def behind(ms: float):
@@ -148,7 +151,7 @@ def test_new_holder_with_a_clock_behind_waits_or_refuses(source):
     assert waited.node == 0
     assert 0.3 < sum(slept) < 1.2, slept
     assert waited.next_id() > last
-    registry.reset()
+    release_all()
     # ... and one 60 s behind refuses, naming the cause.
     last = _crash_after_a_heartbeat(source, clock=behind(800))
     with pytest.raises(WorkerIdError, match="ahead of this host's clock"):
