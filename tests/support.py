@@ -111,3 +111,21 @@ def redis_caches(url: str) -> dict[str, Any]:
             "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 2, "SOCKET_TIMEOUT": 2},
         },
     }
+
+
+def held_slots(directory: str) -> list[str]:
+    """The lock files in ``directory`` that some process holds (probed with ``flock``)."""
+    import fcntl
+    import os
+
+    held = []
+    for name in sorted(os.listdir(directory)):
+        fd = os.open(os.path.join(directory, name), os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        except BlockingIOError:
+            held.append(name)
+        finally:
+            os.close(fd)
+    return held

@@ -142,6 +142,7 @@ class WorkerLease:
         self._valid_until = 0.0
         self._lost = False
         self._taken_by_another = ""
+        self._written_horizon = -1  # slot: the horizon recorded in the lock file
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -160,7 +161,10 @@ class WorkerLease:
                 time.sleep(settling.wait_ms / 1000)
         self.worker = acquired.worker
         self.node = self.pool.node(acquired.worker)
-        self.resume_tick = acquired.tick_bound
+        self.resume_tick = (
+            self._tick_of_ms(acquired.tick_bound) if acquired.bound_is_ms else acquired.tick_bound
+        )
+        self._written_horizon = self.resume_tick
         self._valid_until = started + self.ttl_ms / 1000 - self.margin_s
         _held.append(self)
         return self
@@ -172,9 +176,12 @@ class WorkerLease:
         self._thread.start()
 
     def check(self) -> None:
-        """The generator's guard: refuse once the lease may have expired."""
+        """The generator's guard (before each new tick): refuse once the lease may have
+        expired; a slot first records a horizon ahead of the tick it enters."""
         if self._lost or time.monotonic() > self._valid_until:
             self._lost = True
+            if self.store.name == "slot":
+                self.release()  # the lock file goes back to the pool, not leaked
             if self.on_lost is not None:
                 self.on_lost()
             cause = self._taken_by_another or (
@@ -186,11 +193,41 @@ class WorkerLease:
                 "No id is issued under it; the next call takes a new lease."
             )
 
+        if self.store.name == "slot":
+            self._write_slot_horizon()
+
+    def _write_slot_horizon(self) -> None:
+        """Record a horizon a second ahead before issuing into a tick past the last one
+        recorded: the lock file is never behind what was issued (a holder killed with
+        SIGKILL leaves a bound at most a second ahead of its last id)."""
+        layout = self.pool.layout
+        tick = (self.clock() - layout.epoch_ns) // layout.unit_ns
+        if tick < self._written_horizon:
+            return
+        horizon = tick + max(1, 1_000_000_000 // layout.unit_ns)
+        self.store.renew(self.pool.name, self.worker, self.token, self.ttl_ms, self._ms(horizon))
+        self._written_horizon = horizon
+
+    def _ms(self, tick: int) -> int:
+        """What a store records for ``tick``: a slot records the absolute time (Unix ms)
+        its tick ends, so another project, epoch or layout reads it right (trap 23)."""
+        if self.store.name != "slot" or tick < 0:
+            return tick
+        layout = self.pool.layout
+        return -(-(layout.epoch_ns + (tick + 1) * layout.unit_ns) // 1_000_000)
+
+    def _tick_of_ms(self, ms: int) -> int:
+        """The last tick of this layout that starts before the Unix time ``ms``."""
+        layout = self.pool.layout
+        if ms < 0:
+            return -1
+        return max(-(-(ms * 1_000_000 - layout.epoch_ns) // layout.unit_ns) - 1, -1)
+
     def tick_horizon(self) -> int:
         """The highest tick this holder may reach before it fences itself."""
         layout = self.pool.layout
-        if self.store.name == "slot":  # same host, same clock: the tick really used
-            return self.generator.last_tick if self.generator else self.resume_tick
+        if self.store.name == "slot":  # same host, same clock: the horizon recorded
+            return self._written_horizon
         return (self.clock() + self.ttl_ms * 1_000_000 - layout.epoch_ns) // layout.unit_ns
 
     def _beat(self) -> None:
@@ -208,7 +245,11 @@ class WorkerLease:
             sent = time.monotonic()
             try:
                 renewed: bool | None = self.store.renew(
-                    self.pool.name, self.worker, self.token, self.ttl_ms, self.tick_horizon()
+                    self.pool.name,
+                    self.worker,
+                    self.token,
+                    self.ttl_ms,
+                    self._ms(self.tick_horizon()),
                 )
             except Exception:  # unreachable store: keep trying while the lease is trusted
                 renewed = None
@@ -232,7 +273,7 @@ class WorkerLease:
         last = self.generator.last_tick if self.generator else self.resume_tick
         # Best effort (at exit the store may be gone): the lease expires by itself.
         with contextlib.suppress(Exception):
-            self.store.release(self.pool.name, self.worker, self.token, last)
+            self.store.release(self.pool.name, self.worker, self.token, self._ms(last))
         if self in _held:
             _held.remove(self)
 

@@ -50,6 +50,7 @@ class StoreSettling(Exception):
 class Acquired:
     worker: int  # the leased value, 0 <= worker < pool size
     tick_bound: int  # highest tick previous holders may have used; -1 if none known
+    bound_is_ms: bool = False  # the bound is a Unix time in ms (slots), not a raw tick
 
 
 @dataclass(frozen=True)
@@ -558,17 +559,20 @@ class SlotStore:
                 os.close(fd)
                 continue
             data = os.pread(fd, 64, 0).decode(errors="replace").split()
-            bound = int(data[0]) if data and data[0].lstrip("-").isdigit() else -1
+            text = data[0] if data else ""
             with self._lock:
                 self._files[(pool, worker)] = fd
-            return Acquired(worker, bound)
+            if text.startswith("@") and text[1:].isdigit():  # "@<unix ms>"
+                return Acquired(worker, int(text[1:]), bound_is_ms=True)
+            # A raw tick (written by an earlier version): read in this layout.
+            return Acquired(worker, int(text) if text.lstrip("-").isdigit() else -1)
         raise _exhausted(pool, size, size)
 
     def renew(self, pool: str, worker: int, token: str, ttl_ms: int, tick_bound: int) -> bool:
         fd = self._files.get((pool, worker))
         if fd is None:
             return False
-        os.pwrite(fd, f"{tick_bound:<20d}\n".encode(), 0)
+        os.pwrite(fd, f"@{tick_bound:<20d}\n".encode(), 0)
         return True
 
     def release(self, pool: str, worker: int, token: str, tick_bound: int) -> None:
