@@ -70,6 +70,36 @@ def test_two_hosts_of_four_processes_on_default_settings_never_repeat_an_id(
     assert len({django_snowid.decode(i).node for i in everything}) == 8
 
 
+def _deployed_process(layout: dict[str, object], barrier, results) -> None:
+    from django.test import override_settings
+
+    with override_settings(**layout):
+        django_snowid.next_id()  # every process holds its worker id before any issues more
+        barrier.wait(30)
+        results.put(django_snowid.next_ids(25_000))
+
+
+@pytest.mark.slow
+def test_rolling_deploy_that_changes_the_layout_repeats_no_id(default_source):
+    # Old processes on "classic" (the whole node leased), new ones on "datacenter" with
+    # datacenter 0: the same node values, read as different leases before.
+    connections.close_all()
+    context = multiprocessing.get_context("fork")
+    barrier, results = context.Barrier(8), context.Queue()
+    old = {"SNOWID_LAYOUT": "classic"}
+    new = {"SNOWID_LAYOUT": "datacenter", "SNOWID_WORKER_ID": {"datacenter": 0}}
+    processes = [
+        context.Process(target=_deployed_process, args=(old if i % 2 else new, barrier, results))
+        for i in range(8)
+    ]
+    for process in processes:
+        process.start()
+    everything = [i for _ in processes for i in results.get(timeout=60)]
+    for process in processes:
+        process.join(30)
+    assert len(set(everything)) == len(everything) == 200_000, "ids repeated across layouts"
+
+
 class Rollback(Exception):
     pass
 

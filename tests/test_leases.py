@@ -31,6 +31,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 CLASSIC = PRESETS["classic"]
 TWO_BITS = {"time_bits": 41, "node": {"worker": 2}, "sequence_bits": 12}
+TWO_POOL = "node-bits-12-2"  # pools are named after the bits the node occupies
 
 STORES = [
     pytest.param("redis", marks=pytest.mark.redis),
@@ -256,7 +257,7 @@ def _live(source: str) -> list[int]:
         store = get_lease_store(source)
         held = []
         for worker in range(4):
-            path = store._path("two", worker)  # type: ignore[attr-defined]
+            path = store._path(TWO_POOL, worker)  # type: ignore[attr-defined]
             if not os.path.exists(path):
                 continue
             fd = os.open(path, os.O_RDWR)
@@ -270,7 +271,7 @@ def _live(source: str) -> list[int]:
         return held
     return [
         lease.worker
-        for lease in get_lease_store(source).leases("two")
+        for lease in get_lease_store(source).leases(TWO_POOL)
         if lease.expires_ms > time.time_ns() // 1_000_000
     ]
 
@@ -336,7 +337,7 @@ def test_workers_command_lists_live_leases(settings):
     out = StringIO()
     call_command("snowid_workers", "--json", stdout=out)
     rows = json.loads(out.getvalue())
-    assert [(r["pool"], r["worker_id"]) for r in rows] == [("default", 0)]
+    assert [(r["pool"], r["worker_id"]) for r in rows] == [("node-bits-12-10", 0)]
     assert rows[0]["owner"].endswith(f":{os.getpid()}") and rows[0]["expires_in_s"] > 0
     registry.reset()  # releases the lease
     out = StringIO()

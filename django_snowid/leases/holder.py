@@ -51,7 +51,15 @@ LEASE_SOURCES = ("slot", "redis", "database")
 @dataclass(frozen=True)
 class PoolSpec:
     """The worker ids one process may lease for a layout: the last node part is leased,
-    the other parts are fixed by ``SNOWID_WORKER_ID`` (e.g. the datacenter)."""
+    the other parts are fixed by ``SNOWID_WORKER_ID`` (e.g. the datacenter).
+
+    A lease is of a node value, in a pool named after the bits the node occupies in an
+    id (what makes two ids collide), never after the layout's name: layouts that put
+    their node in the same bits (``classic`` and ``datacenter``) share one pool, so old
+    and new processes of a deploy that changes the layout never hold the same node value.
+    The pool's node values are ``first .. first + size - 1`` (the leased part is the
+    last, lowest, part of the node).
+    """
 
     name: str
     size: int
@@ -63,6 +71,10 @@ class PoolSpec:
             return self.layout.node_value(worker) if self.layout.node_parts else 0
         leased = self.layout.node_parts[-1].name
         return self.layout.node_value({**dict(self.fixed), leased: worker})
+
+    @property
+    def first(self) -> int:
+        return self.node(0)
 
 
 def pool_for(layout: Layout, key: str, worker_setting: int | Mapping[str, int]) -> PoolSpec:
@@ -79,8 +91,8 @@ def pool_for(layout: Layout, key: str, worker_setting: int | Mapping[str, int]) 
     size = 1 << parts[-1].bits
     if conf.WORKER_POOL_SIZE:
         size = min(size, int(conf.WORKER_POOL_SIZE))
-    suffix = ",".join(f"{k}={v}" for k, v in fixed.items())
-    return PoolSpec(f"{key}:{suffix}" if suffix else key, size, layout, tuple(fixed.items()))
+    name = f"node-bits-{layout.sequence_bits}-{layout.node_bits}"
+    return PoolSpec(name, size, layout, tuple(fixed.items()))
 
 
 def get_lease_store(source: str) -> LeaseStore:
@@ -152,15 +164,19 @@ class WorkerLease:
             started = time.monotonic()
             try:
                 acquired = self.store.acquire(
-                    self.pool.name, self.pool.size, self.owner, self.token, self.ttl_ms
+                    self.pool.name,
+                    self.pool.size,
+                    self.owner,
+                    self.token,
+                    self.ttl_ms,
+                    first=self.pool.first,
                 )
                 break
             except StoreSettling as settling:
                 # Not a clock problem: the lease store lost its records. Only newcomers
                 # wait; live holders re-assert their leases and keep issuing.
                 time.sleep(settling.wait_ms / 1000)
-        self.worker = acquired.worker
-        self.node = self.pool.node(acquired.worker)
+        self.worker = self.node = acquired.worker  # a node value
         self.resume_tick = (
             self._tick_of_ms(acquired.tick_bound) if acquired.bound_is_ms else acquired.tick_bound
         )

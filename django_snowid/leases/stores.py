@@ -66,7 +66,9 @@ class LeaseInfo:
 class LeaseStore(Protocol):
     name: str
 
-    def acquire(self, pool: str, size: int, owner: str, token: str, ttl_ms: int) -> Acquired: ...
+    def acquire(
+        self, pool: str, size: int, owner: str, token: str, ttl_ms: int, *, first: int = 0
+    ) -> Acquired: ...
 
     def renew(self, pool: str, worker: int, token: str, ttl_ms: int, tick_bound: int) -> bool: ...
 
@@ -91,7 +93,8 @@ def _exhausted(pool: str, size: int, live: int) -> WorkerPoolExhausted:
 #          any. Until "since" + grace, a missing record proves nothing: a live holder may
 #          not have re-asserted its lease yet.
 # Acquire. ARGV: pool size, ttl_ms, token, owner, grace_ms (ttl + fencing margin: by then
-# every holder from before the loss has re-asserted its lease or fenced itself).
+# every holder from before the loss has re-asserted its lease or fenced itself), first
+# (the ids tried are first .. first + size - 1).
 # Returns {id, tick_bound or -1}; {-1, live leases} when the pool is full; {-2, id}
 # garbage; {-3, ms} when the store lost its records less than grace_ms ago: come back
 # after ms.
@@ -107,7 +110,8 @@ if not since then
 end
 if now - since < grace then return {-3, since + grace - now} end
 local live = 0
-for id = 0, size - 1 do
+local first = tonumber(ARGV[6])
+for id = first, first + size - 1 do
   local v = redis.call('HGET', KEYS[1], tostring(id))
   local free = true
   if v then
@@ -196,10 +200,12 @@ class RedisLeaseStore:
                 f"Redis refused the worker-id pool key {self.key(pool)!r}: {exc}"
             ) from exc
 
-    def acquire(self, pool: str, size: int, owner: str, token: str, ttl_ms: int) -> Acquired:
+    def acquire(
+        self, pool: str, size: int, owner: str, token: str, ttl_ms: int, *, first: int = 0
+    ) -> Acquired:
         # A holder fences itself a margin before its lease expires (holder.WorkerLease).
         grace = ttl_ms + min(ttl_ms // 3, 2000)
-        answer = self._run(ACQUIRE_SHA, pool, [size, ttl_ms, token, owner, grace])
+        answer = self._run(ACQUIRE_SHA, pool, [size, ttl_ms, token, owner, grace, first])
         worker, other = int(answer[0]), int(answer[1])
         if worker == -3:
             raise StoreSettling(other)
@@ -299,13 +305,22 @@ class ProcessLeaseStore:
         self._lock = threading.Lock()
 
     def acquire(
-        self, pool: str, size: int, owner: str, token: str, ttl_ms: int, *, top_down: bool = False
+        self,
+        pool: str,
+        size: int,
+        owner: str,
+        token: str,
+        ttl_ms: int,
+        *,
+        first: int = 0,
+        top_down: bool = False,
     ) -> Acquired:
         now = _now_ms()
+        ids = range(first, first + size)
         with self._lock:
             rows = self._pools.setdefault(pool, {})
             live = 0
-            for worker in reversed(range(size)) if top_down else range(size):
+            for worker in reversed(ids) if top_down else ids:
                 row = rows.get(worker)
                 if row is not None and row.expires_ms > now:
                     live += 1
@@ -379,13 +394,15 @@ class DatabaseLeaseStore:
         connection = connections[db]
         return connection.vendor == "sqlite" and bool(connection.is_in_memory_db())
 
-    def acquire(self, pool: str, size: int, owner: str, token: str, ttl_ms: int) -> Acquired:
+    def acquire(
+        self, pool: str, size: int, owner: str, token: str, ttl_ms: int, *, first: int = 0
+    ) -> Acquired:
         db = self._db()
         if self._local(db):
-            return self._in_memory.acquire(pool, size, owner, token, ttl_ms)
+            return self._in_memory.acquire(pool, size, owner, token, ttl_ms, first=first)
         try:
             acquired = on_own_connection(
-                lambda: self._acquire(db, pool, size, owner, token, ttl_ms)
+                lambda: self._acquire(db, pool, size, owner, token, ttl_ms, first)
             )
         except DatabaseError as exc:
             if not self._table_missing(db):
@@ -396,7 +413,9 @@ class DatabaseLeaseStore:
             # included, need ids before this app's table exists): nobody can hold a lease
             # in it yet. Take one from the top of the pool (others start at the bottom) and
             # write it into the table at the first heartbeat after the table exists.
-            acquired = self._in_memory.acquire(pool, size, owner, token, ttl_ms, top_down=True)
+            acquired = self._in_memory.acquire(
+                pool, size, owner, token, ttl_ms, first=first, top_down=True
+            )
             self._provisional.add(token)
         self._taken_in[token] = self._database_name(db)
         return acquired
@@ -413,13 +432,19 @@ class DatabaseLeaseStore:
             return False
 
     def _acquire(
-        self, db: str, pool: str, size: int, owner: str, token: str, ttl_ms: int
+        self, db: str, pool: str, size: int, owner: str, token: str, ttl_ms: int, first: int
     ) -> Acquired:
         model = self._model()
-        rows = {r.worker: r for r in model.objects.using(db).filter(pool=pool)}
+        ids = range(first, first + size)
+        rows = {
+            r.worker: r
+            for r in model.objects.using(db).filter(
+                pool=pool, worker__gte=first, worker__lt=ids.stop
+            )
+        }
         now = _now_ms()
         live = 0
-        for worker in range(size):
+        for worker in ids:
             row = rows.get(worker)
             if row is None:
                 try:
@@ -544,14 +569,16 @@ class SlotStore:
         safe = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in pool)
         return os.path.join(self.directory, f"{safe}.{worker}.lock")
 
-    def acquire(self, pool: str, size: int, owner: str, token: str, ttl_ms: int) -> Acquired:
+    def acquire(
+        self, pool: str, size: int, owner: str, token: str, ttl_ms: int, *, first: int = 0
+    ) -> Acquired:
         try:
             os.makedirs(self.directory, mode=0o700, exist_ok=True)
         except OSError as exc:
             raise WorkerIdUnavailable(
                 f"Cannot create the slot directory {self.directory}: {exc}"
             ) from exc
-        for worker in range(size):
+        for worker in range(first, first + size):
             fd = os.open(self._path(pool, worker), os.O_RDWR | os.O_CREAT, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
