@@ -11,6 +11,7 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
@@ -36,35 +37,37 @@ def default_source(settings):
     registry.reset()
 
 
-def _host_process(host_dir: str, count: int, barrier, results) -> None:
+def _eight_processes(target, arguments: list[object]) -> list[int]:
+    """Start eight processes ``target(argument, barrier, results)``; every id they issued."""
+    connections.close_all()
+    context = multiprocessing.get_context("fork")
+    barrier, results = context.Barrier(8), context.Queue()
+    processes = [context.Process(target=target, args=(a, barrier, results)) for a in arguments]
+    for process in processes:
+        process.start()
+    everything = [i for _ in processes for i in results.get(timeout=60)]
+    for process in processes:
+        process.join(30)
+    return everything
+
+
+def _host_process(host_dir: str, barrier, results) -> None:
     # A host of its own: its own temporary directory (lock files, PrivateTmp) and name.
     os.environ["TMPDIR"] = host_dir
     tempfile.tempdir = None
     django_snowid.next_id()  # every process holds its worker id before any issues more
     barrier.wait(30)
-    ids = django_snowid.next_ids(count)
-    results.put(ids)
+    results.put(django_snowid.next_ids(25_000))
 
 
 @pytest.mark.slow
 def test_two_hosts_of_four_processes_on_default_settings_never_repeat_an_id(
     default_source, tmp_path
 ):
-    connections.close_all()
-    context = multiprocessing.get_context("fork")
-    barrier, results = context.Barrier(8), context.Queue()
     hosts = [tmp_path / "host-a", tmp_path / "host-b"]
     for host in hosts:
         host.mkdir()
-    processes = [
-        context.Process(target=_host_process, args=(str(hosts[i % 2]), 25_000, barrier, results))
-        for i in range(8)
-    ]
-    for process in processes:
-        process.start()
-    everything = [i for _ in processes for i in results.get(timeout=60)]
-    for process in processes:
-        process.join(30)
+    everything = _eight_processes(_host_process, [str(hosts[i % 2]) for i in range(8)])
     assert len(everything) == 200_000
     assert len(set(everything)) == len(everything), "ids repeated across hosts"
     assert len({django_snowid.decode(i).node for i in everything}) == 8
@@ -83,20 +86,9 @@ def _deployed_process(layout: dict[str, object], barrier, results) -> None:
 def test_rolling_deploy_that_changes_the_layout_repeats_no_id(default_source):
     # Old processes on "classic" (the whole node leased), new ones on "datacenter" with
     # datacenter 0: the same node values, read as different leases before.
-    connections.close_all()
-    context = multiprocessing.get_context("fork")
-    barrier, results = context.Barrier(8), context.Queue()
     old = {"SNOWID_LAYOUT": "classic"}
     new = {"SNOWID_LAYOUT": "datacenter", "SNOWID_WORKER_ID": {"datacenter": 0}}
-    processes = [
-        context.Process(target=_deployed_process, args=(old if i % 2 else new, barrier, results))
-        for i in range(8)
-    ]
-    for process in processes:
-        process.start()
-    everything = [i for _ in processes for i in results.get(timeout=60)]
-    for process in processes:
-        process.join(30)
+    everything = _eight_processes(_deployed_process, [old if i % 2 else new for i in range(8)])
     assert len(set(everything)) == len(everything) == 200_000, "ids repeated across layouts"
 
 
@@ -219,14 +211,8 @@ def _write_project(root: Path) -> None:
 
 
 def _run(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, *args],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    options: dict[str, Any] = {"cwd": root, "env": env, "capture_output": True, "text": True}
+    return subprocess.run([sys.executable, *args], timeout=120, **options)
 
 
 @pytest.mark.slow

@@ -22,7 +22,7 @@ from django_snowid.exceptions import (
     WorkerPoolExhausted,
 )
 from django_snowid.leases.holder import get_lease_store, lease_generator, pool_for, release_all
-from tests.support import free_port, redis_caches
+from tests.support import free_port, held_slots, redis_caches
 from tests.testapp.models import Product
 
 # The Redis store falls back to the database when it has no record of a worker id, and
@@ -251,24 +251,8 @@ def test_pool_exhaustion_with_a_two_bit_node(source):
 
 def _live(source: str) -> list[int]:
     if source == "slot":
-        # Count held lock files by trying them.
-        import fcntl
-
-        store = get_lease_store(source)
-        held = []
-        for worker in range(4):
-            path = store._path(TWO_POOL, worker)  # type: ignore[attr-defined]
-            if not os.path.exists(path):
-                continue
-            fd = os.open(path, os.O_RDWR)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            except BlockingIOError:
-                held.append(worker)
-            finally:
-                os.close(fd)
-        return held
+        directory = get_lease_store(source).directory  # type: ignore[attr-defined]
+        return [int(name.split(".")[-2]) for name in held_slots(directory)]
     return [
         lease.worker
         for lease in get_lease_store(source).leases(TWO_POOL)

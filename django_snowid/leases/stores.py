@@ -447,20 +447,9 @@ class DatabaseLeaseStore:
         for worker in ids:
             row = rows.get(worker)
             if row is None:
-                try:
-                    with transaction.atomic(using=db):
-                        model.objects.using(db).create(
-                            pool=pool,
-                            worker=worker,
-                            owner=owner,
-                            token=token,
-                            acquired_ms=now,
-                            expires_ms=now + ttl_ms,
-                            tick_bound=-1,
-                        )
+                if self._create(db, LeaseInfo(pool, worker, owner, now, now + ttl_ms, -1), token):
                     return Acquired(worker, -1)
-                except IntegrityError:  # taken meanwhile
-                    continue
+                continue  # taken meanwhile
             if row.expires_ms > now:
                 live += 1
                 continue
@@ -518,16 +507,20 @@ class DatabaseLeaseStore:
         # never written: a lease taken before the table existed), nobody else holds the
         # worker id: re-assert it, with our own horizon. Any row there, ours expired or
         # another holder's, means the lease is lost.
+        return self._create(db, LeaseInfo(pool, worker, owner, now, expires, tick_bound), token)
+
+    def _create(self, db: str, row: LeaseInfo, token: str) -> bool:
+        """Insert the lease row ``row``; False if a row of its worker id is there already."""
         try:
             with transaction.atomic(using=db):
-                model.objects.using(db).create(
-                    pool=pool,
-                    worker=worker,
-                    owner=owner,
+                self._model().objects.using(db).create(
+                    pool=row.pool,
+                    worker=row.worker,
+                    owner=row.owner,
                     token=token,
-                    acquired_ms=now,
-                    expires_ms=expires,
-                    tick_bound=tick_bound,
+                    acquired_ms=row.acquired_ms,
+                    expires_ms=row.expires_ms,
+                    tick_bound=row.tick_bound,
                 )
         except IntegrityError:
             return False
