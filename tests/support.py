@@ -118,7 +118,9 @@ def held_slots(directory: str) -> list[str]:
     import fcntl
     import os
 
-    held = []
+    held: list[str] = []
+    if not os.path.isdir(directory):
+        return held
     for name in sorted(os.listdir(directory)):
         fd = os.open(os.path.join(directory, name), os.O_RDWR)
         try:

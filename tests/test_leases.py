@@ -252,7 +252,8 @@ def test_pool_exhaustion_with_a_two_bit_node(source):
 def _live(source: str) -> list[int]:
     if source == "slot":
         directory = get_lease_store(source).directory  # type: ignore[attr-defined]
-        return [int(name.split(".")[-2]) for name in held_slots(directory)]
+        held = [name for name in held_slots(directory) if name.startswith(f"{TWO_POOL}.")]
+        return [int(name.split(".")[-2]) for name in held]
     return [
         lease.worker
         for lease in get_lease_store(source).leases(TWO_POOL)
@@ -274,7 +275,11 @@ def test_unreachable_redis_at_lease_time_issues_nothing():
 
 @pytest.mark.redis
 def test_garbage_in_the_pool_key_is_a_clear_error(throwaway_redis):
-    with override_settings(CACHES=throwaway_redis.caches(), SNOWID_WORKER_ID_SOURCE="redis"):
+    with override_settings(
+        CACHES=throwaway_redis.caches(),
+        SNOWID_WORKER_ID_SOURCE="redis",
+        SNOWID_WORKER_LEASE_TTL_S=1.5,  # a new pool waits one TTL + margin
+    ):
         store = get_lease_store("redis")
         key = store.key(pool_for(CLASSIC, "default", 0).name)  # type: ignore[attr-defined]
         throwaway_redis.client().hset(key, "0", "garbage")

@@ -86,7 +86,7 @@ def test_slot_holder_suspended_past_its_ttl_leaks_no_slot(slots):
         deadline = time.monotonic() + 20
         while not (os.path.isdir(slots) and held_slots(slots)) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert held_slots(slots) == ["default.0.lock"]
+        assert len(held_slots(slots)) == 1
         os.kill(holder.pid, signal.SIGSTOP)
         time.sleep(2.0)  # past the time-to-live: the lease is lost when it wakes
         os.kill(holder.pid, signal.SIGCONT)
