@@ -28,8 +28,8 @@ from ..conf import conf
 from ..core.generator import Clock, SnowflakeGenerator
 from ..core.layout import Layout
 from ..exceptions import WorkerIdError, WorkerLeaseLost
+from .database import DatabaseLeaseStore
 from .stores import (
-    DatabaseLeaseStore,
     LeaseStore,
     RedisLeaseStore,
     SlotStore,
