@@ -26,7 +26,7 @@ elif BACKEND == "postgresql":
             "HOST": "127.0.0.1",
             "PORT": "5432",
             "USER": os.environ.get("SNOWID_PG_USER", "postgres"),
-            "NAME": "snowid_bench",
+            "NAME": os.environ.get("SNOWID_BENCH_DB_NAME", "snowid_bench"),
         }
     }
 elif BACKEND == "mariadb":

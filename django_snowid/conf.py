@@ -24,7 +24,7 @@ DEFAULTS: dict[str, Any] = {
     "SNOWID_LAYOUT": "classic",
     "SNOWID_LAYOUTS": {},
     "SNOWID_WORKER_ID": 0,
-    "SNOWID_WORKER_ID_SOURCE": "slot",
+    "SNOWID_WORKER_ID_SOURCE": "database",
     "SNOWID_WORKER_POOL_SIZE": None,
     "SNOWID_WORKER_LEASE_TTL_S": 30,
     "SNOWID_WORKER_SLOT_DIR": None,
@@ -89,11 +89,26 @@ class SnowidSettings:
 
     @property
     def WORKER_SLOT_DIR(self) -> str:
+        """A directory per project by default: the projects of one host never share
+        slots (named after the settings module and the default database)."""
+        import hashlib
         import tempfile
 
-        return _get("SNOWID_WORKER_SLOT_DIR") or os.path.join(
-            tempfile.gettempdir(), "django-snowid-slots"
+        given = _get("SNOWID_WORKER_SLOT_DIR")
+        if given:
+            return str(given)
+        database = getattr(settings, "DATABASES", {}).get("default", {})
+        project = repr(
+            (
+                getattr(settings, "SETTINGS_MODULE", ""),
+                database.get("ENGINE"),
+                database.get("HOST"),
+                database.get("PORT"),
+                database.get("NAME"),
+            )
         )
+        digest = hashlib.sha1(project.encode()).hexdigest()[:12]
+        return os.path.join(tempfile.gettempdir(), "django-snowid-slots", digest)
 
     @property
     def WORKER_RESUME_MAX_WAIT_MS(self) -> float:

@@ -131,3 +131,23 @@ def manage_in_subprocess(*args: str) -> Any:
         cwd=root,
         timeout=60,
     )
+
+
+def held_slots(directory: str) -> list[str]:
+    """The lock files in ``directory`` that some process holds (probed with ``flock``)."""
+    import fcntl
+    import os
+
+    held: list[str] = []
+    if not os.path.isdir(directory):
+        return held
+    for name in sorted(os.listdir(directory)):
+        fd = os.open(os.path.join(directory, name), os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        except BlockingIOError:
+            held.append(name)
+        finally:
+            os.close(fd)
+    return held
