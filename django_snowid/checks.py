@@ -422,10 +422,6 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
 # setting, whether a value is valid, what is expected, check id
 _ORDER_SETTINGS: tuple[tuple[str, Any, str, str], ...] = (
     ("ALLOW_DST", lambda v: isinstance(v, bool), "True or False", "E210"),

@@ -148,7 +148,11 @@ def test_w030_names_an_app_whose_default_auto_field_overrides_ours():
 
 
 # Every layout of the test app with a host part before the leased one.
-DC = {"SNOWID_LAYOUT": "datacenter", "SNOWID_LAYOUTS": {"js": "datacenter", "dc": "datacenter"}}
+DC_SHARDED = {"preset": "datacenter", "sequence_bits": 8, "shard_bits": 4}
+DC = {
+    "SNOWID_LAYOUT": "datacenter",
+    "SNOWID_LAYOUTS": {"js": "datacenter", "dc": "datacenter", "sharded": DC_SHARDED},
+}
 
 
 @pytest.mark.parametrize(
@@ -193,7 +197,7 @@ DC = {"SNOWID_LAYOUT": "datacenter", "SNOWID_LAYOUTS": {"js": "datacenter", "dc"
                 "SNOWID_WORKER_ID_SOURCE": "slot",
                 "SNOWID_WORKER_ID": {"datacenter": 2},
                 **DC,
-                "SNOWID_LAYOUTS": {"js": "js53", "dc": "datacenter"},
+                "SNOWID_LAYOUTS": {"js": "js53", "dc": "datacenter", "sharded": DC_SHARDED},
             },
             ["django_snowid.W010"],
         ),
