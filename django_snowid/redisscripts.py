@@ -73,6 +73,9 @@ class _Link:
         kwargs.pop("retry_on_timeout", None)
         self.connection = pool.connection_class(**kwargs)
         self.server_id: str | None = None
+        # Connect now, as a pool does: a Sentinel-managed connection asks the Sentinels for
+        # the primary in connect() (a lazy connect on first send would not).
+        self.connection.connect()
 
 
 def _link(server: Any) -> _Link:

@@ -216,7 +216,8 @@ class SentinelGroup(Topology):
     SERVICE = "snowtest"
 
     def __init__(self, workdir: str) -> None:
-        self.primary = Server(workdir)
+        # A full sync starts at once (the default waits 5 s for more replicas).
+        self.primary = Server(workdir, "--repl-diskless-sync-delay", "0")
         self.replica = Server(workdir)
         self.workdir = workdir
         self.sentinels: list[Server] = []
@@ -224,14 +225,17 @@ class SentinelGroup(Topology):
 
     def start(self) -> None:
         self.primary.start()
-        self.replica.args = ("--replicaof", "127.0.0.1", str(self.primary.port))
+        self.replica.args = (
+            "--repl-diskless-sync-delay",
+            "0",
+            "--replicaof",
+            "127.0.0.1",
+            str(self.primary.port),
+        )
         self.replica.start()
         _wait(
             "replica in sync",
-            lambda: (
-                b"master_link_status:up"
-                in self.replica.client().execute_command("INFO", "replication")
-            ),
+            lambda: self.replica.client().info("replication")["master_link_status"] == "up",
         )
         conf = (
             f"sentinel monitor {self.SERVICE} 127.0.0.1 {self.primary.port} 2\n"

@@ -136,6 +136,25 @@ return 1
     server_id=True,
 )
 
+# Take the raise lock of a sequence, unless a client of this server holds it. A lock taken
+# on another server (replicated from a primary that failed, or migrated with its slot) is
+# void: its holder's publish, if it comes, finds another token and publishes nothing.
+# KEYS[1]: the sequence's hash   KEYS[2]: its raise lock
+# ARGV[1]: a token   ARGV[2]: the lock's expiry (ms)
+# ARGV[3]: the run_id of this server (added by the script runner)
+# Returns {1, the lock's value, the published max (nil if none)}; {0}: held.
+ACQUIRE: Final = RedisScript(
+    """
+local held = redis.call('GET', KEYS[2])
+local mine = ARGV[3] .. '/'
+if held and string.sub(held, 1, #mine) == mine then return {0} end
+mine = mine .. ARGV[1]
+redis.call('SET', KEYS[2], mine, 'PX', ARGV[2])
+return {1, mine, redis.call('HGET', KEYS[1], 'max')}
+""",
+    server_id=True,
+)
+
 # Release a raise lock if it is still the caller's.
 # KEYS[1]: the lock   ARGV[1]: the token   Returns 1 if released.
 RELEASE: Final = RedisScript("""
@@ -285,13 +304,13 @@ class RedisSequenceStore:
         """
         key = self.key(stored)
         lock = f"{key}:raise"
-        token = f"{os.getpid()}-{os.urandom(6).hex()}"
-        with self._unreachable():
-            client = self.client()
-            if not client.set(lock, token, nx=True, px=self.LOCK_TTL_MS):
-                return False
-            # The previous holder may have raised it between our draw and our lock.
-            published = client.hget(key, "max")
+        reply = self._run(
+            ACQUIRE, [key, lock], [f"{os.getpid()}-{os.urandom(6).hex()}", self.LOCK_TTL_MS]
+        )
+        if not reply[0]:
+            return False
+        # The previous holder may have raised it between our draw and our lock.
+        token, published = reply[1], reply[2]
         if by is None and published is not None and int(published) > floor:
             self._run(RELEASE, [lock], [token])
             return True
