@@ -16,24 +16,16 @@ import argparse
 import multiprocessing
 import os
 import shutil
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.servers import OwnRedis
+
 PIPELINE = 500
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _client(port: int) -> object:
@@ -128,30 +120,13 @@ def main() -> int:
     import django
 
     django.setup()
-    workdir = tempfile.mkdtemp(prefix="snowid-bench-capacity-")
-    port = free_port()
-    server = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", workdir],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                _client(port).ping()  # type: ignore[attr-defined]
-                break
-            except Exception:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.02)
+    with OwnRedis() as server:
         context = multiprocessing.get_context("fork")
         results: dict[str, float] = {}
         for case in CASES:
             out = context.Queue()
             workers = [
-                context.Process(target=_hammer, args=(port, case, args.seconds, n, out))
+                context.Process(target=_hammer, args=(server.port, case, args.seconds, n, out))
                 for n in range(args.clients)
             ]
             for worker in workers:
@@ -159,10 +134,6 @@ def main() -> int:
             results[case] = sum(out.get(timeout=60) for _ in workers)
             for worker in workers:
                 worker.join()
-    finally:
-        os.kill(server.pid, signal.SIGTERM)
-        server.wait(timeout=10)
-        shutil.rmtree(workdir, ignore_errors=True)
 
     baseline = results["PING (baseline)"]
     print(

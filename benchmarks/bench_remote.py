@@ -29,12 +29,13 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from benchmarks.servers import OwnRedis, free_port, wait_port
 
 NAMESPACE = f"snowid-bench-{os.getpid()}"
 HOST_IF, NS_IF = f"snb{os.getpid() % 100000}h", f"snb{os.getpid() % 100000}n"
@@ -45,24 +46,6 @@ HOST_IP, NS_IP = f"{SUBNET}.1", f"{SUBNET}.2"
 
 def run(*command: str) -> None:
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
-
-
-def wait_port(host: str, port: int, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            socket.create_connection((host, port), timeout=1).close()
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.02)
 
 
 # ------------------------------------------------------------------ the measuring side
@@ -194,24 +177,12 @@ class Setup:
         self.processes: list[subprocess.Popen[bytes]] = []
         self.namespace = False
         self.netem = False  # the kernel delays the pair; else the relays delay
-        self.workdir = tempfile.mkdtemp(prefix="snowid-bench-remote-")
-        self.redis_port = free_port()
+        self.redis = OwnRedis()
+        self.redis_port = 0
 
     def start_redis(self) -> None:
-        self.spawn(
-            "redis-server",
-            "--port",
-            str(self.redis_port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            self.workdir,
-        )
-        wait_port("127.0.0.1", self.redis_port)
+        self.redis.__enter__()
+        self.redis_port = self.redis.port
 
     def spawn(self, *command: str) -> None:
         self.processes.append(
@@ -267,7 +238,7 @@ class Setup:
             # Deleting the namespace deletes its end of the pair, and with it the pair.
             subprocess.run(["ip", "netns", "del", NAMESPACE], check=False)
             subprocess.run(["ip", "link", "del", HOST_IF], check=False, stderr=subprocess.DEVNULL)
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        self.redis.__exit__()
 
 
 def inner(host: str, redis_port: int, pg_port: int, args: argparse.Namespace, netns: bool):

@@ -81,30 +81,29 @@ def get_client() -> Any:
     path, alias = conf.REDIS_CLIENT_FACTORY, conf.REDIS_ALIAS
     key = (os.getpid(), path if isinstance(path, str) else repr(path), alias)
     client = _clients.get(key)
-    if client is not None:
-        return client
-    with _lock:
-        client = _clients.get(key)
-        if client is None:
-            make = factory()
-            if make is not None:
-                client = make()
-            else:
-                from django_redis import get_redis_connection
-
-                try:
-                    client = get_redis_connection(alias)
-                except NotImplementedError:
-                    raise RedisClientError(
-                        f"The cache alias {alias!r} (SNOWID_REDIS_ALIAS) is not a "
-                        "django-redis cache; or set SNOWID_REDIS_CLIENT_FACTORY."
-                    ) from None
-                except KeyError:
-                    raise RedisClientError(
-                        f"CACHES has no alias {alias!r} (SNOWID_REDIS_ALIAS)."
-                    ) from None
-            _clients[key] = client
+    if client is None:
+        with _lock:  # one client per process and settings, even when threads race
+            if key not in _clients:
+                _clients[key] = _make(alias)
+            client = _clients[key]
     return client
+
+
+def _make(alias: str) -> Any:
+    make = factory()
+    if make is not None:
+        return make()
+    from django_redis import get_redis_connection
+
+    try:
+        return get_redis_connection(alias)
+    except NotImplementedError:
+        raise RedisClientError(
+            f"The cache alias {alias!r} (SNOWID_REDIS_ALIAS) is not a django-redis cache; "
+            "or set SNOWID_REDIS_CLIENT_FACTORY."
+        ) from None
+    except KeyError:
+        raise RedisClientError(f"CACHES has no alias {alias!r} (SNOWID_REDIS_ALIAS).") from None
 
 
 def describe() -> str:

@@ -8,6 +8,7 @@ features a client of the topology a test made current (forked children inherit i
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import shutil
 import signal
@@ -15,7 +16,7 @@ import subprocess
 import time
 from typing import Any
 
-from tests.support import free_port
+from tests.support import free_port, redis_server_command
 
 #: The topology ``current_client`` serves (set by a test before it forks).
 CURRENT: Any = None
@@ -81,20 +82,7 @@ class Server:
             binary = shutil.which("redis-sentinel")
             command = [binary, path] if binary else ["redis-server", path, "--sentinel"]
         else:
-            command = [
-                "redis-server",
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                self.workdir,
-                *self.args,
-            ]
+            command = redis_server_command(self.port, self.workdir, *self.args)
         self.process = subprocess.Popen(
             command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
@@ -105,6 +93,32 @@ class Server:
             os.kill(self.process.pid, sig)
             self.process.wait(timeout=10)
         self.process = None
+
+
+class Writers:
+    """``count`` forked processes running ``target(event, results, n)``; ``event`` tells
+    them something happened (or, at the end, to stop), ``results`` collects one reply each.
+    """
+
+    def __init__(self, target: Any, count: int) -> None:
+        context = multiprocessing.get_context("fork")
+        self.event, self.queue = context.Event(), context.Queue()
+        self.processes = [
+            context.Process(target=target, args=(self.event, self.queue, n)) for n in range(count)
+        ]
+
+    def __enter__(self) -> Writers:
+        for process in self.processes:
+            process.start()
+        return self
+
+    def results(self) -> list[Any]:
+        return [self.queue.get(timeout=60) for _ in self.processes]
+
+    def __exit__(self, *exc: object) -> None:
+        self.event.set()
+        for process in self.processes:
+            process.join(timeout=30)
 
 
 class Topology:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import time
 from typing import Any
 
@@ -16,7 +15,7 @@ from django_snowid.redisscripts import RedisScript
 from django_snowid.sequences.api import get_store
 from django_snowid.sequences.database import close_mark_connections, read_marks
 from tests import redis_topologies
-from tests.redis_topologies import Cluster
+from tests.redis_topologies import Cluster, Writers
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
 
@@ -85,8 +84,6 @@ def _draw(migrated: Any, results: Any, process: int) -> None:
 @pytest.mark.django_db(transaction=True)
 def test_sequences_from_four_processes_unique_across_a_slot_migration(cluster):
     connections.close_all()  # children must not share the parent's socket
-    context = multiprocessing.get_context("fork")
-    migrated, results = context.Event(), context.Queue()
     with override_settings(
         SNOWID_SEQUENCE_BACKEND="redis",
         SNOWID_REDIS_CLIENT_FACTORY="tests.redis_topologies.current_client",
@@ -98,22 +95,14 @@ def test_sequences_from_four_processes_unique_across_a_slot_migration(cluster):
         key = get_store().key("customer")
         first = next_value("customer")
         connections.close_all()
-        workers = [
-            context.Process(target=_draw, args=(migrated, results, n)) for n in range(PROCESSES)
-        ]
-        for worker in workers:
-            worker.start()
-        try:
+        with Writers(_draw, PROCESSES) as writers:
             time.sleep(0.3)
             slot = cluster.client().keyslot(key)
             source = cluster.owner(slot)
             target = next(s for s in cluster.servers if s is not source)
             cluster.migrate_slot(slot, target)
-            migrated.set()
-            per_process = [results.get(timeout=60) for _ in workers]
-        finally:
-            for worker in workers:
-                worker.join(timeout=30)
+            writers.event.set()  # migrated
+            per_process = writers.results()
     assert cluster.owner(slot) is target
     assert target.client().execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) >= 1
     assert source.client().execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == 0

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import signal
 import time
 from typing import Any
@@ -16,7 +15,7 @@ from django.test import override_settings
 from django_snowid import next_value, next_values
 from django_snowid.sequences.database import close_mark_connections, read_marks
 from django_snowid.sequences.exceptions import SequenceUnavailable
-from tests.redis_topologies import SentinelGroup
+from tests.redis_topologies import SentinelGroup, Writers
 from tests.support import ThrowawayRedis
 
 pytestmark = pytest.mark.redis
@@ -89,20 +88,13 @@ def test_sentinel_failover_under_four_writers_reissues_nothing(tmp_path, capsys)
     with SentinelGroup(str(tmp_path)) as group:
         old_primary = group.primary.port
         connections.close_all()
-        context = multiprocessing.get_context("fork")
-        stop, results = context.Event(), context.Queue()
         with override_settings(
             CACHES=group.caches(),
             SNOWID_SEQUENCE_BACKEND="redis",
             SNOWID_SEQUENCE_MIN_STEP=50,
             SNOWID_SEQUENCE_MAX_STEP=200,
         ):
-            workers = [
-                context.Process(target=_write, args=(stop, results, n)) for n in range(PROCESSES)
-            ]
-            for worker in workers:
-                worker.start()
-            try:
+            with Writers(_write, PROCESSES) as writers:
                 time.sleep(0.8)
                 killed_at = time.monotonic()
                 group.primary.kill(signal.SIGKILL)
@@ -112,12 +104,8 @@ def test_sentinel_failover_under_four_writers_reissues_nothing(tmp_path, capsys)
                     time.sleep(0.05)
                 promoted_at = time.monotonic()
                 time.sleep(1.0)  # writers continue on the new primary
-                stop.set()
-                per_process = [results.get(timeout=60) for _ in workers]
-            finally:
-                stop.set()
-                for worker in workers:
-                    worker.join(timeout=30)
+                writers.event.set()  # stop
+                per_process = writers.results()
             mark = read_marks()["customer"]
     assert [others for *_, others in per_process] == [[]] * PROCESSES
     values = [v for _, vs, _, _ in per_process for _, v in vs]

@@ -24,6 +24,7 @@ from ..core.seqplan import (
     plan_step,
     storage_name,
 )
+from ..redisclient import describe
 from ..redisscripts import RedisScript, RedisUnavailable
 from .config import SequenceSpec
 from .database import advance, advance_committed
@@ -222,7 +223,7 @@ class RedisSequenceStore:
             errors.RedisClusterException,
         ) as exc:
             raise SequenceUnavailable(
-                f"Redis (cache alias {self.alias!r}) is unreachable: {exc}. Nothing was issued."
+                f"Redis ({describe()}) is unreachable: {exc}. Nothing was issued."
             ) from exc
 
     def _run(self, script: RedisScript, keys: list[str], args: list[Any]) -> Any:
@@ -230,7 +231,7 @@ class RedisSequenceStore:
             return script(self.client(), keys, args)
         except RedisUnavailable as exc:
             raise SequenceUnavailable(
-                f"Redis (cache alias {self.alias!r}) is unreachable: {exc}. Nothing was issued."
+                f"Redis ({describe()}) is unreachable: {exc}. Nothing was issued."
             ) from exc
 
     def next_values(
