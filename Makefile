@@ -12,11 +12,12 @@ MYSQL_EXTRA := $(shell pkg-config --exists libmariadb 2>/dev/null || pkg-config 
 PY312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do "$$p" -c '' 2>/dev/null && { echo "$$p"; break; }; done)
 PYTEST_FLAGS ?= -q
 
-.PHONY: help demo test test-sqlite test-postgresql test-mariadb test-django42 test-django6 \
-        bench lint clean
+.PHONY: help demo test test-sqlite test-postgresql test-mariadb test-isolation test-django42 \
+        test-django6 bench lint clean
 
 help:
-	@echo "make demo   set up and run the example shop (SQLite), then open its admin"
+	@echo "make demo   install the app and Django only (.venv-demo), migrate the example shop"
+	@echo "            (SQLite), create rows, and print how to start its server and log in"
 	@echo "make test   set up and run the whole test suite (SQLite, PostgreSQL, MariaDB)"
 	@echo "make bench  run the benchmarks"
 	@echo "make lint   ruff"
@@ -29,13 +30,20 @@ $(BIN)/.installed: pyproject.toml
 	touch $@
 
 # ------------------------------------------------------------------- demo
-demo: $(BIN)/.installed
-	cd example_project && ../$(BIN)/python manage.py migrate --noinput -v 0
-	cd example_project && ../$(BIN)/python manage.py shop_demo
+# The demo needs the app and its dependencies (Django, django-redis), nothing of the
+# test, benchmark or lint extras: a virtualenv of its own.
+DEMO_VENV ?= .venv-demo
+$(DEMO_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(DEMO_VENV)
+	$(DEMO_VENV)/bin/python -m pip install -q -e .
+	touch $@
+demo: $(DEMO_VENV)/.installed
+	cd example_project && ../$(DEMO_VENV)/bin/python manage.py migrate --noinput -v 0
+	cd example_project && ../$(DEMO_VENV)/bin/python manage.py shop_demo
 
 # ------------------------------------------------------------------ tests
 test: $(BIN)/.installed
-	$(MAKE) --no-print-directory test-sqlite test-postgresql test-mariadb
+	$(MAKE) --no-print-directory test-sqlite test-postgresql test-mariadb test-isolation
 	$(MAKE) --no-print-directory test-django42
 	$(MAKE) --no-print-directory test-django6
 	@echo "make test: every run passed"
@@ -50,6 +58,17 @@ test-postgresql: $(BIN)/.installed
 test-mariadb: $(BIN)/.installed
 	@echo "=== Django $$($(BIN)/python -m django --version), MariaDB: database tests"
 	SNOWID_TEST_DB=mariadb $(BIN)/pytest $(PYTEST_FLAGS) -m django_db
+
+# The order-number tests again at stricter isolation levels: MariaDB at REPEATABLE READ
+# (its server default), PostgreSQL at SERIALIZABLE. The quick ones only, to keep CI short.
+ORDER_TESTS := tests/test_order_numbers.py tests/test_order_databases.py \
+               tests/test_order_concurrency.py tests/test_recover_command.py
+test-isolation: $(BIN)/.installed
+	@echo "=== MariaDB, REPEATABLE READ; PostgreSQL, SERIALIZABLE: order-number tests"
+	SNOWID_TEST_DB=mariadb SNOWID_TEST_ISOLATION="repeatable read" \
+	    $(BIN)/pytest $(PYTEST_FLAGS) -m "django_db and not slow" $(ORDER_TESTS)
+	SNOWID_TEST_DB=postgresql SNOWID_TEST_ISOLATION=serializable \
+	    $(BIN)/pytest $(PYTEST_FLAGS) -m "django_db and not slow" $(ORDER_TESTS)
 
 # The oldest supported Django, on SQLite.
 $(VENV)-django42/.installed: pyproject.toml
@@ -86,10 +105,11 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/bench_sequences.py
 	$(BIN)/python benchmarks/bench_redis_capacity.py
 	$(BIN)/python benchmarks/bench_remote.py
+	$(BIN)/python benchmarks/bench_drf.py
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
 clean:
-	rm -rf $(VENV) $(VENV)-django42 $(VENV)-django6 example_project/db.sqlite3 .pytest_cache
+	rm -rf $(VENV) $(VENV)-django42 $(VENV)-django6 $(DEMO_VENV) example_project/db.sqlite3 .pytest_cache

@@ -1,5 +1,9 @@
 """ORM insert speed: SnowflakeAutoField against BigAutoField, measured in the same run.
 
+Also the comparison users make: a UUIDField pk filled with UUIDv7 (uuid6.uuid7) or
+UUIDv4 in Python, for bulk_create, a point lookup by pk and (PostgreSQL) the size of
+the table and its pk index.
+
     python benchmarks/bench_orm.py [--db sqlite,postgresql,mariadb] [--rows 100000]
                                    [--creates 2000] [--repeat 5]
 
@@ -29,7 +33,7 @@ def run_backend(rows: int, creates: int, repeat: int) -> dict[str, float]:
     django.setup()
     from django.db import connection
 
-    from benchmarks.benchapp.models import AutoRow, NaiveRow, SnowRow
+    from benchmarks.benchapp.models import AutoRow, NaiveRow, SnowRow, Uuid4Row, Uuid7Row
     from benchmarks.timing import interleaved_rates
     from django_snowid import next_ids
 
@@ -67,6 +71,8 @@ def run_backend(rows: int, creates: int, repeat: int) -> dict[str, float]:
             ("bulk.NaiveRow", lambda: bulk(NaiveRow)),
             # The floor of any pk set in Python: ids made before the clock starts.
             ("bulk.floor", lambda: bulk(NaiveRow, preassigned=True)),
+            ("bulk.Uuid7Row", lambda: bulk(Uuid7Row)),
+            ("bulk.Uuid4Row", lambda: bulk(Uuid4Row)),
         ]
         for number in range(repeat):
             # The order rotates from one repeat to the next, as in interleaved_rates().
@@ -84,9 +90,44 @@ def run_backend(rows: int, creates: int, repeat: int) -> dict[str, float]:
             )
             results.setdefault("create.AutoRow", []).append(auto_rate)
             results.setdefault("create.SnowRow", []).append(snow_rate)
-        return {key: statistics.median(values) for key, values in results.items()}
+        medians = {key: statistics.median(values) for key, values in results.items()}
+        return {**medians, **sizes_and_lookups([AutoRow, SnowRow, Uuid7Row, Uuid4Row], bulk)}
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+def sizes_and_lookups(models: list, bulk) -> dict[str, float]:
+    """Each model filled with the same rows: its bytes (PostgreSQL) and pk lookups/s."""
+    from django.db import connection
+
+    from benchmarks.timing import interleaved_rates
+
+    figures: dict[str, float] = {}
+    keys = []
+    for model in models:
+        bulk(model)
+        # The same 2,000 random rows of each table, looked up in a shuffled order.
+        keys.append(list(model.objects.order_by("?").values_list("pk", flat=True)[:2000]))
+        if connection.vendor == "postgresql":
+            table = model._meta.db_table
+            with connection.cursor() as cursor:
+                cursor.execute(f"VACUUM ANALYZE {connection.ops.quote_name(table)}")
+                cursor.execute(
+                    "SELECT pg_relation_size(%s), pg_indexes_size(%s), pg_total_relation_size(%s)",
+                    [table] * 3,
+                )
+                heap, index, total = cursor.fetchone()
+            name = model.__name__
+            figures |= {f"heap.{name}": heap, f"index.{name}": index, f"total.{name}": total}
+    rates = interleaved_rates(
+        [
+            (lambda m, k: lambda i: m.objects.get(pk=k[i % len(k)]))(model, pks)
+            for model, pks in zip(models, keys, strict=True)
+        ],
+        len(keys[0]) * 2,
+    )
+    figures |= {f"get.{m.__name__}": rate for m, rate in zip(models, rates, strict=True)}
+    return figures
 
 
 def main() -> int:
@@ -147,6 +188,7 @@ def main() -> int:
         print(f"  {'-' * 85}")
         for label, value, base in table:
             print(f"  {label:<58} {value:>10,.0f} {value / base:>14.2f}x")
+        print_uuid_comparison(r, n)
         bulk_ratio = r["bulk.SnowRow"] / bulk_base
         floor_ratio = r["bulk.floor"] / bulk_base
         create_ratio = r["create.SnowRow"] / create_base
@@ -172,6 +214,34 @@ def main() -> int:
         mark = "info" if ok is None else "PASS" if ok else "MISS"
         print(f"[{mark}] {label:<52} {figure}")
     return 0
+
+
+def print_uuid_comparison(r: dict[str, float], n: str) -> None:
+    kinds = [
+        ("BigAutoField", "AutoRow"),
+        ("SnowflakeAutoField", "SnowRow"),
+        ("UUIDField, UUIDv7 in Python", "Uuid7Row"),
+        ("UUIDField, UUIDv4 in Python", "Uuid4Row"),
+    ]
+    sized = "total.AutoRow" in r
+    print(f"\n  pk types, {n} rows (ratios x BigAutoField)")
+    header = f"  {'pk':<30} {'bulk rows/s':>18} {'get(pk=)/s':>18}"
+    if sized:
+        header += f" {'table+index bytes':>24} {'pk index bytes':>22}"
+    print(header)
+    for label, name in kinds:
+        bulk, get = r[f"bulk.{name}"], r[f"get.{name}"]
+        line = (
+            f"  {label:<30} {bulk:>10,.0f} {bulk / r['bulk.AutoRow']:>6.2f}x"
+            f" {get:>10,.0f} {get / r['get.AutoRow']:>6.2f}x"
+        )
+        if sized:
+            total, index = r[f"total.{name}"], r[f"index.{name}"]
+            line += (
+                f" {total:>15,.0f} {total / r['total.AutoRow']:>6.2f}x"
+                f" {index:>13,.0f} {index / r['index.AutoRow']:>6.2f}x"
+            )
+        print(line)
 
 
 if __name__ == "__main__":

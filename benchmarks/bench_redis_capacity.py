@@ -84,9 +84,10 @@ def _lease_renew(client, run_id, worker):
 
     key = f"{{bench:lease:{worker}}}"
     token = f"t{worker}"
-    lease_id, _ = client.eval(ACQUIRE_LUA, 1, key, 1024, 30_000, token, "bench")
+    # ARGV: pool size, ttl, token, owner, grace (0: a new pool is usable at once), first id
+    lease_id, _ = client.eval(ACQUIRE_LUA, 1, key, 1024, 30_000, token, "bench", 0, 0)
     sha = client.script_load(RENEW_LUA)
-    return sha, lambda i: ([key], [lease_id, token, 30_000, i])
+    return sha, lambda i: ([key], [lease_id, token, 30_000, i, "bench"])
 
 
 def _lease_acquire(client, run_id, worker):
@@ -96,7 +97,7 @@ def _lease_acquire(client, run_id, worker):
     # scans the whole pool and refuses (the most a single acquire costs).
     sha = client.script_load(ACQUIRE_LUA)
     key = f"{{bench:pool:{worker}}}"
-    return sha, lambda i: ([key], [1024, 30_000, f"t{i}", "bench"])
+    return sha, lambda i: ([key], [1024, 30_000, f"t{i}", "bench", 0, 0])
 
 
 CASES = {

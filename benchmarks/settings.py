@@ -27,7 +27,7 @@ elif BACKEND == "postgresql":
             "HOST": os.environ.get("SNOWID_BENCH_PG_HOST", "127.0.0.1"),
             "PORT": os.environ.get("SNOWID_BENCH_PG_PORT", "5432"),
             "USER": os.environ.get("SNOWID_PG_USER", "postgres"),
-            "NAME": "snowid_bench",
+            "NAME": os.environ.get("SNOWID_BENCH_DB_NAME", "snowid_bench"),
         }
     }
 elif BACKEND == "mariadb":

@@ -7,6 +7,9 @@ links to it. On a custom admin site: ``site.register(IdDecoder, IdDecoderAdmin)`
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -18,8 +21,9 @@ from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, path, reverse
 from django.utils.html import format_html, format_html_join
 
+from .core.digits import parse_digits
 from .core.orderformat import DecodedOrderNumber
-from .decoding import DecodedRow, decode_tokens
+from .decoding import DecodedRow, decode_tokens, time_texts
 from .exceptions import SnowidError
 from .fields import SnowflakeAutoField, SnowflakeField
 from .forms import DecodeForm
@@ -27,6 +31,9 @@ from .models import IdDecoder
 from .ordernumbers.field import OrderNumberField
 
 __all__ = ["CreatedFilter", "IdDecoderAdmin", "SnowflakeAdminMixin", "SnowflakeModelAdmin"]
+
+#: Up to this many values the page shows a card per value (parts, bits); beyond, a table.
+CARD_LIMIT = 10
 
 
 class IdDecoderAdmin(admin.ModelAdmin):
@@ -63,13 +70,20 @@ class IdDecoderAdmin(admin.ModelAdmin):
         if form.is_valid():
             rows = decode_tokens(form.cleaned_data["ids"], form.cleaned_data["reading"])
             _add_links(rows, request, self.admin_site)
+            export = data.get("export")
+            if export in ("csv", "json"):
+                return _export(rows, export)
+        errors = sum(1 for r in rows if r.error)
         context = {
             **self.admin_site.each_context(request),
             "title": "Decode ids and order numbers",
             "opts": self.model._meta,
             "form": form,
             "rows": rows,
-            "errors": sum(1 for r in rows if r.error),
+            "errors": errors,
+            "decoded": len(rows) - errors,
+            "as_table": len(rows) > CARD_LIMIT,
+            "card_limit": CARD_LIMIT,
         }
         return TemplateResponse(request, "admin/django_snowid/decode.html", context)
 
@@ -104,6 +118,22 @@ def _add_links(rows: list[DecodedRow], request: HttpRequest, site: admin.AdminSi
                     )
                 except NoReverseMatch:
                     continue
+
+
+def _export(rows: list[DecodedRow], kind: str) -> HttpResponse:
+    """The rows as shown, as a CSV or JSON download (every value a string)."""
+    records = [row.as_record() for row in rows]
+    if kind == "json":
+        body, content_type = json.dumps(records, indent=2), "application/json"
+    else:
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=list(records[0]))
+        writer.writeheader()
+        writer.writerows(records)
+        body, content_type = out.getvalue(), "text/csv; charset=utf-8"
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="decoded.{kind}"'
+    return response
 
 
 admin.site.register(IdDecoder, IdDecoderAdmin)
@@ -151,7 +181,7 @@ class CreatedFilter(admin.SimpleListFilter):
         pk = queryset.model._meta.pk
         if span is None or not isinstance(pk, (SnowflakeAutoField, SnowflakeField)):
             return queryset
-        return queryset.filter(pk__gte=pk.layout.min_id_at(datetime.now(timezone.utc) - span))
+        return queryset.filter(pk__created_after=datetime.now(timezone.utc) - span)
 
 
 class SnowflakeAdminMixin:
@@ -160,11 +190,21 @@ class SnowflakeAdminMixin:
 
     model: type[models.Model]
 
-    @admin.display(description="created")
+    class Media:
+        css = {"all": ["django_snowid/changelist.css"]}
+
+    # Sorted by the primary key, which sorts by creation time when it is the Snowflake
+    # field (the field the column decodes when there is one).
+    @admin.display(description="created (UTC)", ordering="pk")
     def snowid_created(self, obj: models.Model) -> Any:
         each = _snowflake_field(type(obj))
         value = getattr(obj, each.attname) if each else None
-        return each.decode(value).time if value else None
+        if not value:
+            return None
+        try:
+            return time_texts(each.decode(value).time, milliseconds=True)[0]
+        except SnowidError as exc:  # a value another layout wrote: say so, not a 500
+            return str(exc)
 
     @admin.display(description="worker")
     def snowid_worker(self, obj: models.Model) -> Any:
@@ -172,13 +212,20 @@ class SnowflakeAdminMixin:
         value = getattr(obj, each.attname) if each else None
         if not value:
             return None
-        parts = each.decode(value).parts
+        try:
+            parts = each.decode(value).parts
+        except SnowidError:
+            return None
         return " ".join(f"{k}={v}" for k, v in parts.items())
 
     @admin.display(description="shard")
     def snowid_shard(self, obj: models.Model) -> Any:
         each = _order_field(type(obj))
-        value = getattr(obj, each.attname) if each else None
+        if each is None:  # a Snowflake id with shard bits carries the shard too
+            flake = _snowflake_field(type(obj))
+            value = getattr(obj, flake.attname) if flake and flake.layout.shard_bits else None
+            return flake.decode(value).shard if flake and value else None
+        value = getattr(obj, each.attname)
         return each.shard_of(value) if value else None
 
     @admin.display(description="decoded")
@@ -195,17 +242,16 @@ class SnowflakeAdminMixin:
             except SnowidError as exc:
                 rows.append((each.verbose_name, str(value), str(exc)))
                 continue
-            if isinstance(decoded, DecodedOrderNumber):
-                detail = (
-                    f"{decoded.time:%Y-%m-%d %H:%M:%S} UTC, sequence {decoded.sequence}, "
-                    f"shard {decoded.shard}"
-                )
+            is_order = isinstance(decoded, DecodedOrderNumber)
+            utc, local, zone = time_texts(decoded.time, milliseconds=not is_order)
+            when = f"{utc} UTC ({local} {zone})"
+            if is_order:
+                detail = f"{when}, sequence {decoded.sequence}, shard {decoded.shard}"
             else:
                 parts = ", ".join(f"{k} {v}" for k, v in decoded.parts.items())
-                detail = (
-                    f"{decoded.time:%Y-%m-%d %H:%M:%S.%f}"[:-3] + f" UTC, {parts}, "
-                    f"sequence {decoded.sequence}"
-                )
+                detail = f"{when}, {parts}, sequence {decoded.sequence}"
+                if decoded.layout.shard_bits:
+                    detail += f", shard {decoded.shard}"
             rows.append((each.verbose_name, str(value), detail))
         if not rows:
             return "-"
@@ -218,7 +264,8 @@ class SnowflakeAdminMixin:
         columns = []
         if _snowflake_field(self.model):
             columns += ["snowid_created", "snowid_worker"]
-        if _order_field(self.model):
+        flake = _snowflake_field(self.model)
+        if _order_field(self.model) or (flake and flake.layout.shard_bits):
             columns.append("snowid_shard")
         return columns
 
@@ -242,16 +289,31 @@ class SnowflakeAdminMixin:
         return list(super().get_search_fields(request)) or ["pk__exact"]  # type: ignore[misc]
 
     def get_search_results(self, request: HttpRequest, queryset: Any, search_term: str) -> Any:
-        term = search_term.strip()
-        if term.isascii() and term.isdigit() and 0 < int(term) < 2**63:
-            lookups = models.Q()
+        """The admin's own search, plus the rows whose id or order number is the term.
+
+        The id match is added to the ``search_fields`` results, never instead of them:
+        on a model searched by name, "4" must still find "Cups (4)".
+        """
+        term = search_term.strip(" ")
+        lookups = models.Q()
+        try:
+            value = parse_digits(term)
+        except SnowidError:  # not an id (letters, 5,000 digits): the normal search only
+            value = 0
+        if 0 < value < 2**63:
             for each in self.model._meta.concrete_fields:
                 if isinstance(each, (SnowflakeAutoField, SnowflakeField, OrderNumberField)):
-                    lookups |= models.Q(**{each.attname: int(term)})
+                    lookups |= models.Q(**{each.attname: value})
+        own_fields = list(super().get_search_fields(request))  # type: ignore[misc]
+        if own_fields:
+            found, duplicates = super().get_search_results(  # type: ignore[misc]
+                request, queryset, search_term
+            )
             if lookups:
-                return queryset.filter(lookups), False
-        if list(super().get_search_fields(request)):  # type: ignore[misc]
-            return super().get_search_results(request, queryset, search_term)  # type: ignore[misc]
+                return found | queryset.filter(lookups), duplicates
+            return found, duplicates
+        if lookups:
+            return queryset.filter(lookups), False
         return queryset.none() if term else queryset, False
 
 

@@ -7,6 +7,8 @@ surface at the first insert. Each id is documented in the README under "System c
 from __future__ import annotations
 
 import numbers
+import os
+from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -54,11 +56,18 @@ def check_epoch(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
 def _layouts() -> tuple[list[Layout], list[CheckMessage]]:
     layouts: list[Layout] = []
     errors: list[CheckMessage] = []
+    try:
+        parse_epoch(conf.EPOCH)
+        epoch_error = ""
+    except LayoutError as exc:
+        epoch_error = str(exc)
     for name in layout_names():
         setting = "SNOWID_LAYOUT" if name == "default" else f"SNOWID_LAYOUTS[{name!r}]"
         try:
             layouts.append(build_layout(name))
         except (LayoutError, TypeError) as exc:
+            if str(exc) == epoch_error:
+                continue  # the shared SNOWID_EPOCH: E001 says it once, not once a layout
             errors.append(_error(f"{setting} is invalid: {exc}", "django_snowid.E003"))
     return layouts, errors
 
@@ -91,6 +100,12 @@ def check_layouts(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
 
 @register(Tags.compatibility)
 def check_worker_id(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    if conf.WORKER_ID_SOURCE == "env" and os.environ.get(str(conf.WORKER_ID_ENV)) is None:
+        # Commands that issue no ids (migrate, check, collectstatic) run without the
+        # variable; the first id refuses, naming it.
+        return []
+    if not _worker_id_shaped(conf.WORKER_ID):
+        return []  # E015 says it
     try:
         worker = resolve_worker_id()
     except WorkerIdError as exc:
@@ -110,6 +125,126 @@ def check_worker_id(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage
         except (LayoutError, WorkerIdError) as exc:
             messages.append(_error(f"The worker id does not fit: {exc}", "django_snowid.E004"))
     return messages
+
+
+def _is_number(value: object, *, above: float | None = None, least: float | None = None) -> bool:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    return (above is None or value > above) and (least is None or value >= least)
+
+
+@register(Tags.compatibility)
+def check_worker_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """Type and range of every worker-id setting, and what the chosen source needs."""
+    from django.conf import settings
+
+    messages: list[CheckMessage] = []
+    ttl = conf.WORKER_LEASE_TTL_S
+    if not _is_number(ttl, above=0):
+        messages.append(
+            _error(
+                f"SNOWID_WORKER_LEASE_TTL_S is {ttl!r}; expected a number of seconds > 0.",
+                "django_snowid.E010",
+            )
+        )
+    size = conf.WORKER_POOL_SIZE
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+        messages.append(
+            _error(
+                f"SNOWID_WORKER_POOL_SIZE is {size!r}; expected None or an integer >= 1.",
+                "django_snowid.E011",
+            )
+        )
+    wait = conf.WORKER_RESUME_MAX_WAIT_MS
+    if not _is_number(wait, least=0):
+        messages.append(
+            _error(
+                f"SNOWID_WORKER_RESUME_MAX_WAIT_MS is {wait!r}; expected a number of "
+                "milliseconds >= 0.",
+                "django_snowid.E012",
+            )
+        )
+    directory = getattr(settings, "SNOWID_WORKER_SLOT_DIR", None)
+    if directory is not None and not (isinstance(directory, str | os.PathLike) and str(directory)):
+        messages.append(
+            _error(
+                f"SNOWID_WORKER_SLOT_DIR is {directory!r}; expected None or a directory path.",
+                "django_snowid.E013",
+            )
+        )
+    env = conf.WORKER_ID_ENV
+    if not isinstance(env, str) or not env or "=" in env:
+        messages.append(
+            _error(
+                f"SNOWID_WORKER_ID_ENV is {env!r}; expected the name of an environment variable.",
+                "django_snowid.E014",
+            )
+        )
+    worker = conf.WORKER_ID
+    if not _worker_id_shaped(worker):
+        messages.append(
+            _error(
+                f"SNOWID_WORKER_ID is {worker!r}; expected an integer >= 0 or a dict of "
+                "node part names to integers >= 0.",
+                "django_snowid.E015",
+            )
+        )
+    source = conf.WORKER_ID_SOURCE
+    if source == "redis":
+        alias = conf.REDIS_ALIAS
+        problem = redis_cache_problem(alias)
+        if problem:
+            messages.append(
+                _error(
+                    f"Worker-id leases use Redis (SNOWID_WORKER_ID_SOURCE = 'redis') through "
+                    f"the cache alias {alias!r} (SNOWID_REDIS_ALIAS), but {problem}. Or set "
+                    "SNOWID_WORKER_ID_SOURCE = 'database'.",
+                    "django_snowid.E016",
+                )
+            )
+    if source == "slot" and not _hosts_told_apart():
+        messages.append(
+            _warning(
+                "SNOWID_WORKER_ID_SOURCE is 'slot': lock files are unique on one host only, "
+                "and nothing tells hosts apart (SNOWID_WORKER_ID fixes no node part before the "
+                "leased one), so every host, container or PrivateTmp unit starts at worker 0. "
+                "With several hosts use 'database' or 'redis'; on one host, silence this check.",
+                "django_snowid.W010",
+            )
+        )
+    return messages
+
+
+def redis_cache_problem(alias: str) -> str:
+    """Why ``CACHES[alias]`` is no django-redis cache, or ``""``."""
+    from django.conf import settings
+
+    if alias not in settings.CACHES:
+        return f"CACHES[{alias!r}] is missing; it must be a django_redis cache"
+    backend = settings.CACHES[alias].get("BACKEND", "")
+    if not backend.startswith("django_redis."):
+        return f"CACHES[{alias!r}] is {backend!r}; it must be a django_redis cache"
+    return ""
+
+
+def _worker_id_shaped(worker: object) -> bool:
+    def natural(value: object) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+    if isinstance(worker, Mapping):
+        return all(isinstance(k, str) and natural(v) for k, v in worker.items())
+    return natural(worker)
+
+
+def _hosts_told_apart() -> bool:
+    """Whether every layout leases only its last node part, the parts before it being
+    given by ``SNOWID_WORKER_ID`` (a per-host value, e.g. the datacenter or host number)."""
+    from django.conf import settings
+
+    if not hasattr(settings, "SNOWID_WORKER_ID"):
+        return False
+    layouts, _ = _layouts()
+    return bool(layouts) and all(len(layout.node_parts) > 1 for layout in layouts)
 
 
 @register(Tags.compatibility)
@@ -197,6 +332,158 @@ def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
             _error(
                 f"SNOWID_ORDER_SEND_AHEAD is {conf.ORDER_SEND_AHEAD!r}; expected True or False.",
                 "django_snowid.E209",
+            )
+        )
+    return messages
+
+
+@register(Tags.compatibility)
+def check_public_ids(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    alphabet, min_length = conf.PUBLIC_ID_ALPHABET, conf.PUBLIC_ID_MIN_LENGTH
+    if alphabet is None:
+        return []  # public ids not used; decode_id() says what to set if they are
+    try:
+        from sqids import Sqids
+        from sqids.constants import DEFAULT_ALPHABET
+    except ImportError:
+        return [
+            _error(
+                "SNOWID_PUBLIC_ID_ALPHABET is set but sqids is not installed "
+                "(pip install 'django-snowid[sqids]').",
+                "django_snowid.E402",
+            )
+        ]
+    if not isinstance(alphabet, str) or isinstance(min_length, bool):
+        problem = "the alphabet must be a string and the minimum length an integer"
+    else:
+        try:
+            Sqids(alphabet=alphabet, min_length=min_length)
+            problem = ""
+        except (TypeError, ValueError) as exc:
+            problem = str(exc)
+    if problem:
+        return [
+            _error(
+                f"SNOWID_PUBLIC_ID_ALPHABET={alphabet!r} / SNOWID_PUBLIC_ID_MIN_LENGTH="
+                f"{min_length!r}: {problem}.",
+                "django_snowid.E401",
+            )
+        ]
+    if alphabet == DEFAULT_ALPHABET:
+        return [
+            _warning(
+                "SNOWID_PUBLIC_ID_ALPHABET is sqids' default alphabet: anyone with the "
+                "library decodes your public ids. Shuffle it once for this project.",
+                "django_snowid.W400",
+            )
+        ]
+    return []
+
+
+def _project_app(config: Any) -> bool:
+    """An app of the project itself: not Django's own, not an installed distribution
+    (their authors chose their keys; SILENCED_SYSTEM_CHECKS is for the rest)."""
+    path = str(getattr(config, "path", ""))
+    if config.name.startswith("django.") or config.name == "django_snowid":
+        return False  # ours keeps BigAutoField for its bookkeeping tables on purpose
+    return not any(part in path for part in ("site-packages", "dist-packages"))
+
+
+@register(Tags.models)
+def check_app_default_auto_field(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """``startapp`` writes ``default_auto_field = "django.db.models.BigAutoField"`` into a
+    new app's ``apps.py``; it silently wins over a ``DEFAULT_AUTO_FIELD`` that names ours,
+    and the admin mixin then has nothing to decode."""
+    from django.apps import apps
+    from django.conf import settings
+    from django.utils.module_loading import import_string
+
+    from .fields import SnowflakeAutoField
+
+    try:
+        ours = issubclass(import_string(settings.DEFAULT_AUTO_FIELD), SnowflakeAutoField)
+    except (ImportError, TypeError, AttributeError):  # Django's own check reports it
+        return []
+    if not ours:
+        return []
+    warnings: list[CheckMessage] = []
+    for config in app_configs or apps.get_app_configs():
+        if not (config._is_default_auto_field_overridden and _project_app(config)):
+            continue
+        losers = [
+            model.__name__
+            for model in config.get_models()
+            if model._meta.pk is not None
+            and model._meta.pk.auto_created
+            and not isinstance(model._meta.pk, SnowflakeAutoField)
+        ]
+        if losers:
+            warnings.append(
+                _warning(
+                    f"App {config.label!r} sets default_auto_field = "
+                    f"{config.default_auto_field!r} in its AppConfig, which overrides "
+                    f"DEFAULT_AUTO_FIELD ({settings.DEFAULT_AUTO_FIELD}): "
+                    f"{', '.join(sorted(losers))} get no Snowflake primary key. Remove that "
+                    "line from its apps.py (startapp writes it) to use DEFAULT_AUTO_FIELD.",
+                    "django_snowid.W030",
+                )
+            )
+    return warnings
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# setting, whether a value is valid, what is expected, check id
+_ORDER_SETTINGS: tuple[tuple[str, Any, str, str], ...] = (
+    ("ALLOW_DST", lambda v: isinstance(v, bool), "True or False", "E210"),
+    (
+        "MAX_WAIT_MS",
+        lambda v: _is_number(v) and 0 <= v <= 60_000,
+        "a number of milliseconds from 0 to 60000",
+        "E211",
+    ),
+    (
+        "MAX_BACKWARDS_S",
+        lambda v: _is_int(v) and 1 <= v <= 3600,
+        "an integer number of seconds from 1 to 3600 (a recovered stream resumes one second ahead)",
+        "E212",
+    ),
+    (
+        "INSERT_RETRIES",
+        lambda v: _is_int(v) and 0 <= v <= 100,
+        "an integer from 0 to 100",
+        "E213",
+    ),
+)
+
+
+@register(Tags.compatibility)
+def check_order_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """Type and range of the order-number settings the format checks do not cover."""
+    from .conf import _get
+    from .core.orderformat import OrderNumberFormat
+    from .ordernumbers.field import FORMAT_OPTIONS
+
+    messages: list[CheckMessage] = []
+    for name, valid, expected, id_ in _ORDER_SETTINGS:
+        value = _get(f"SNOWID_ORDER_{name}")
+        if not valid(value):
+            messages.append(
+                _error(
+                    f"SNOWID_ORDER_{name} is {value!r}; expected {expected}.",
+                    f"django_snowid.{id_}",
+                )
+            )
+    try:
+        OrderNumberFormat(**{name: conf.order_format_default(name) for name in FORMAT_OPTIONS})
+    except (LayoutError, TypeError, ValueError) as exc:
+        messages.append(
+            _error(
+                "The SNOWID_ORDER_PACKING/SEQUENCE_BITS/SHARD_BITS/SEQUENCE_DIGITS/"
+                f"SHARD_DIGITS/ZONE settings make no valid order-number format: {exc}",
+                "django_snowid.E214",
             )
         )
     return messages

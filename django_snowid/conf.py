@@ -1,13 +1,20 @@
-"""The ``SNOWID_*`` settings, read on every access so that ``override_settings`` works."""
+"""The ``SNOWID_*`` settings, read on every access so that ``override_settings`` works.
+
+Whatever is built from the settings (layouts, generators, stores, issuers, clients) is
+cached by the module that builds it and dropped through the one reaction here:
+``@on_settings_changed`` registers a function that forgets such a cache, and every change
+of a ``SNOWID_*`` setting or of ``CACHES`` (where django-redis finds our Redis) calls them.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.core.signals import setting_changed
 
 from .core.layout import DEFAULT_EPOCH
 
@@ -17,7 +24,7 @@ DEFAULTS: dict[str, Any] = {
     "SNOWID_LAYOUT": "classic",
     "SNOWID_LAYOUTS": {},
     "SNOWID_WORKER_ID": 0,
-    "SNOWID_WORKER_ID_SOURCE": "slot",
+    "SNOWID_WORKER_ID_SOURCE": "database",
     "SNOWID_WORKER_POOL_SIZE": None,
     "SNOWID_WORKER_LEASE_TTL_S": 30,
     "SNOWID_WORKER_SLOT_DIR": None,
@@ -41,6 +48,8 @@ DEFAULTS: dict[str, Any] = {
     "SNOWID_ORDER_RANDOM_START": 0,
     "SNOWID_ORDER_INSERT_RETRIES": 3,
     "SNOWID_ORDER_SEND_AHEAD": True,
+    "SNOWID_PUBLIC_ID_ALPHABET": None,
+    "SNOWID_PUBLIC_ID_MIN_LENGTH": 8,
 }
 
 
@@ -81,11 +90,26 @@ class SnowidSettings:
 
     @property
     def WORKER_SLOT_DIR(self) -> str:
+        """A directory per project by default: the projects of one host never share
+        slots (named after the settings module and the default database)."""
+        import hashlib
         import tempfile
 
-        return _get("SNOWID_WORKER_SLOT_DIR") or os.path.join(
-            tempfile.gettempdir(), "django-snowid-slots"
+        given = _get("SNOWID_WORKER_SLOT_DIR")
+        if given:
+            return str(given)
+        database = getattr(settings, "DATABASES", {}).get("default", {})
+        project = repr(
+            (
+                getattr(settings, "SETTINGS_MODULE", ""),
+                database.get("ENGINE"),
+                database.get("HOST"),
+                database.get("PORT"),
+                database.get("NAME"),
+            )
         )
+        digest = hashlib.sha1(project.encode()).hexdigest()[:12]
+        return os.path.join(tempfile.gettempdir(), "django-snowid-slots", digest)
 
     @property
     def WORKER_RESUME_MAX_WAIT_MS(self) -> float:
@@ -98,6 +122,14 @@ class SnowidSettings:
     @property
     def CLOCK_BACKWARDS_TOLERANCE_MS(self) -> float:
         return _get("SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS")
+
+    @property
+    def PUBLIC_ID_ALPHABET(self) -> str | None:
+        return _get("SNOWID_PUBLIC_ID_ALPHABET")
+
+    @property
+    def PUBLIC_ID_MIN_LENGTH(self) -> int:
+        return _get("SNOWID_PUBLIC_ID_MIN_LENGTH")
 
     @property
     def REDIS_ALIAS(self) -> str:
@@ -151,3 +183,21 @@ class SnowidSettings:
 
 
 conf = SnowidSettings()
+
+
+_forget: list[Callable[[], None]] = []
+
+
+def on_settings_changed(forget: Callable[[], None]) -> Callable[[], None]:
+    """Register ``forget`` to run whenever a ``SNOWID_*`` setting or ``CACHES`` changes."""
+    _forget.append(forget)
+    return forget
+
+
+def _settings_changed(*, setting: str, **kwargs: object) -> None:
+    if setting.startswith("SNOWID_") or setting == "CACHES":
+        for forget in _forget:
+            forget()
+
+
+setting_changed.connect(_settings_changed, dispatch_uid="django_snowid.settings_changed")

@@ -12,16 +12,25 @@ from typing import Any
 
 from django.utils import timezone as dj_timezone
 
+from . import inventory
+from .core.digits import parse_digits
 from .core.layout import DecodedId, Layout
 from .core.orderformat import DecodedOrderNumber, OrderNumberFormat
 from .exceptions import InvalidId, LayoutError, SnowidError
-from .introspection import field_label, get_field, our_fields
+from .inventory import field_label, get_field
 from .ordernumbers.field import OrderNumberField
 from .registry import get_layout, layout_names
 
-__all__ = ["DecodedRow", "Segment", "decode_token", "decode_tokens", "reading_choices"]
+__all__ = [
+    "DecodedRow",
+    "Segment",
+    "decode_token",
+    "decode_tokens",
+    "parse_token",
+    "reading_choices",
+    "time_texts",
+]
 
-MAX_DIGITS = 19
 PLAUSIBLE_FUTURE = timedelta(days=1)
 
 
@@ -33,6 +42,8 @@ class Segment:
     value: int | str
     cells: str  # "0101..." or the digits
     index: int  # the part's colour
+    high: int = -1  # the number of its first (most significant) bit, -1 for digits
+    low: int = -1
 
 
 @dataclass
@@ -45,7 +56,43 @@ class DecodedRow:
     value: int = 0
     parts: list[tuple[str, Any]] = field(default_factory=list)
     time_utc: datetime | None = None
-    time_local: datetime | None = None
+    created_utc: str = ""  # "2026-01-02 03:04:05.678" (ids) or "... 03:04:05" (order numbers)
+    created_local: str = ""  # the same instant on the site's clock (TIME_ZONE)
+    zone: str = ""  # the site's zone, for the label
+    decoded: Any = None  # the DecodedId or DecodedOrderNumber
+
+    @property
+    def node_text(self) -> str:
+        """The node parts of an id ("datacenter=1 worker=3"); order numbers have none."""
+        if isinstance(self.decoded, DecodedId):
+            return " ".join(f"{k}={v}" for k, v in self.decoded.parts.items())
+        return ""
+
+    @property
+    def counter_text(self) -> str:
+        if isinstance(self.decoded, DecodedOrderNumber):
+            return f"sequence {self.decoded.sequence} / shard {self.decoded.shard}"
+        if isinstance(self.decoded, DecodedId):
+            return f"sequence {self.decoded.sequence}"
+        return ""
+
+    def as_record(self) -> dict[str, str]:
+        """What the page shows of this row, as strings (ids too: JSON readers parse
+        numbers as doubles), for the CSV and JSON exports."""
+        decoded = self.decoded
+        return {
+            "value": self.raw,
+            "error": self.error,
+            "reading": self.reading,
+            "created_utc": self.created_utc,
+            "created_site_time": self.created_local,
+            "site_time_zone": self.zone,
+            "node": self.node_text,
+            "sequence": "" if decoded is None else str(decoded.sequence),
+            "shard": str(decoded.shard) if isinstance(decoded, DecodedOrderNumber) else "",
+            "link": self.link,
+        }
+
     age: timedelta | None = None
     bits: list[Segment] = field(default_factory=list)
     digits: list[Segment] = field(default_factory=list)
@@ -56,23 +103,37 @@ class DecodedRow:
 def reading_choices() -> list[tuple[str, str]]:
     """("" = auto-detect), every field of ours (``field:app.Model.field``), every layout."""
     choices = [("", "Detect automatically")]
-    choices += [(f"field:{field_label(f)}", field_label(f)) for f in our_fields()]
+    choices += [
+        (f"field:{field_label(f)}", field_label(f)) for f in inventory.fields(inventory.DECODABLE)
+    ]
     choices += [(f"layout:{name}", f"Snowflake layout “{name}”") for name in layout_names()]
     return choices
 
 
-def _parse(raw: str) -> int:
-    text = raw.strip()
-    if not (text.isascii() and text.isdigit()):
-        raise InvalidId(f"{raw!r} is not an id: only the digits 0-9.")
-    if len(text) > MAX_DIGITS:
-        raise InvalidId(f"{len(text)} digits is too long for a 64-bit id.")
-    value = int(text)
-    if value <= 0:
-        raise InvalidId(f"{value} is not an id: ids are positive.")
+def parse_token(raw: str) -> int:
+    """A pasted token as an int of 0..2**63 - 1 (the reading checks its own range)."""
+    value = parse_digits(raw, what="an id or an order number")
     if value >= 2**63:
         raise InvalidId(f"{value} is out of range: ids are below 2**63 (9223372036854775808).")
     return value
+
+
+def time_texts(moment: datetime, *, milliseconds: bool) -> tuple[str, str, str]:
+    """(UTC, site time, the site's zone name) of ``moment``, as text.
+
+    Rendered here, not by the template's ``date`` filter, which converts an aware
+    datetime to the current zone: a row labelled UTC must show UTC. Ids show
+    milliseconds, order numbers whole seconds (their stems have no fraction).
+    """
+    spec = "%Y-%m-%d %H:%M:%S.%f" if milliseconds else "%Y-%m-%d %H:%M:%S"
+    cut = -3 if milliseconds else None
+    utc = moment.astimezone(timezone.utc).strftime(spec)[:cut]
+    zone = dj_timezone.get_current_timezone()
+    try:
+        local = moment.astimezone(zone).strftime(spec)[:cut]
+    except OverflowError:  # near year 1 or 9999 the zone's offset leaves datetime's range
+        local = "out of the range of dates"
+    return utc, local, str(zone)
 
 
 def _bits(value: int, widths: list[tuple[str, int, int | str]]) -> list[Segment]:
@@ -80,7 +141,7 @@ def _bits(value: int, widths: list[tuple[str, int, int | str]]) -> list[Segment]
     for index, (name, width, part_value) in enumerate(widths):
         shift -= width
         cells = format((value >> shift) & ((1 << width) - 1), f"0{width}b") if width else ""
-        segments.append(Segment(name, part_value, cells, index))
+        segments.append(Segment(name, part_value, cells, index, shift + width - 1, shift))
     return segments
 
 
@@ -93,6 +154,7 @@ def snowflake_bits(decoded: DecodedId) -> list[Segment]:
     widths.append(("time", layout.time_bits, decoded.tick))
     widths += [(p.name, p.bits, decoded.parts[p.name]) for p in layout.node_parts]
     widths.append(("sequence", layout.sequence_bits, decoded.sequence))
+    widths.append(("shard", layout.shard_bits, decoded.shard))
     return _bits(decoded.value, [w for w in widths if w[1]])
 
 
@@ -130,8 +192,10 @@ def _fill_snowflake(row: DecodedRow, decoded: DecodedId, fields: list[Any]) -> N
         ("time (ticks)", decoded.tick),
         *decoded.parts.items(),
         ("sequence", decoded.sequence),
+        *((("shard", decoded.shard),) if decoded.layout.shard_bits else ()),
     ]
     row.time_utc = decoded.time
+    row.decoded = decoded
     row.bits = snowflake_bits(decoded)
     row.fields = fields
 
@@ -144,6 +208,7 @@ def _fill_order(row: DecodedRow, decoded: DecodedOrderNumber, fields: list[Any])
         ("shard", decoded.shard),
     ]
     row.time_utc = decoded.time
+    row.decoded = decoded
     row.bits = order_bits(decoded)
     row.digits = order_digits(decoded)
     row.fields = fields
@@ -179,7 +244,7 @@ class _Reader:
     def __init__(self, reading: str) -> None:
         self.error = ""
         self.chosen: tuple[str, Callable[[int], Any], Callable[..., None], list[Any]] | None = None
-        fields = our_fields()
+        ours = inventory.fields(inventory.DECODABLE)
         try:
             if reading.startswith("field:"):
                 field = get_field(reading[6:])
@@ -191,14 +256,14 @@ class _Reader:
                     f"Snowflake layout “{layout.name}”",
                     layout.decode,
                     _fill_snowflake,
-                    _snowflake_fields(fields, reading[7:]),
+                    _snowflake_fields(ours, reading[7:]),
                 )
             elif reading:
                 raise SnowidError(f"Unknown reading {reading!r}.")
             else:
                 self.layout = get_layout()
-                self.order_formats = _order_formats(fields)
-                self.default_fields = _snowflake_fields(fields, "default")
+                self.order_formats = _order_formats(ours)
+                self.default_fields = _snowflake_fields(ours, "default")
         except SnowidError as exc:  # reported on every row, after the row's own value
             self.error = str(exc)
 
@@ -225,13 +290,15 @@ def decode_tokens(
         row = DecodedRow(raw=raw)
         rows.append(row)
         try:
-            row.value = _parse(raw)
+            row.value = parse_token(raw)
             reader.fill(row, now)
         except SnowidError as exc:  # InvalidId, LayoutError and the like: a per-row error
             row.error = str(exc)
             continue
         if row.time_utc is not None:
-            row.time_local = dj_timezone.localtime(row.time_utc)
+            row.created_utc, row.created_local, row.zone = time_texts(
+                row.time_utc, milliseconds=row.kind == "snowflake"
+            )
             row.age = now - row.time_utc
     return rows
 

@@ -20,6 +20,10 @@ class InvalidId(SnowidError, ValueError):
     """A value given to ``decode()`` is not an id of the layout (wrong type or out of range)."""
 
 
+class InvalidPublicId(InvalidId):
+    """A string is not a public id of this project (see ``django_snowid.publicids``)."""
+
+
 class ClockMovedBackwards(SnowidError):
     """The clock is behind the last tick issued by more than the configured tolerance.
 
@@ -87,3 +91,12 @@ class WorkerPoolExhausted(WorkerIdError):
 
 class WorkerIdUnavailable(WorkerIdError):
     """The lease store (Redis or the database) is unreachable or holds garbage."""
+
+
+class OrderTransactionConflict(OrderNumberError):
+    """The database chose this transaction as a deadlock victim, timed out on a lock, or
+    could not serialize it, while it issued an order number.
+
+    Nothing was issued. Inside your transaction the database cannot be asked again with
+    the same snapshot: roll back and run the transaction again.
+    """

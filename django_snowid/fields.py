@@ -8,10 +8,11 @@ from typing import Any
 from django.core import checks
 from django.db import models
 
-from . import registry
+from . import inventory, registry
 from .core.layout import DecodedId, Layout
 from .exceptions import LayoutError
-from .fieldflags import drop_generated_defaults
+from .fieldflags import check_shard_from, drop_generated_defaults, shard_source
+from .lookups import LOOKUPS
 from .ordernumbers.field import OrderNumberField, OrderNumberQuerySet, assign_order_numbers
 from .registry import get_generator, get_layout, layout_names
 
@@ -25,21 +26,31 @@ __all__ = [
 
 
 class _SnowflakeMixin:
-    """What both fields share: an optional layout name and access to its generator."""
+    """What both fields share: an optional layout name and access to its generator.
+
+    ``shard_from`` names an attribute (e.g. ``"user_id"``) whose low bits fill the
+    layout's shard part, so that ``id % 2**shard_bits == user_id % 2**shard_bits``.
+    """
 
     layout_name: str | None
+    shard_from: str | None
     attname: str
     model: type[models.Model]
     _cached_next_id: tuple[int, Callable[[], int]] | None = None
 
-    def _init_layout(self, layout: str | None) -> None:
+    def _init_layout(self, layout: str | None, shard_from: str | None) -> None:
         if layout is not None and not isinstance(layout, str):
             raise TypeError(f"layout= takes the name of a configured layout, not {layout!r}.")
+        if shard_from is not None and not isinstance(shard_from, str):
+            raise TypeError(f"shard_from= takes an attribute name, not {shard_from!r}.")
         self.layout_name = layout
+        self.shard_from = shard_from
 
     def _add_layout(self, kwargs: dict[str, Any]) -> None:
         if self.layout_name is not None:
             kwargs["layout"] = self.layout_name
+        if self.shard_from is not None:
+            kwargs["shard_from"] = self.shard_from
 
     @property
     def layout(self) -> Layout:
@@ -50,7 +61,7 @@ class _SnowflakeMixin:
         return self.layout.decode(value)
 
     def new_id(self, instance: models.Model | None = None) -> int:
-        """A new id of this field's layout (``instance`` is not used)."""
+        """A new id of this field's layout; with ``shard_from``, ``instance``'s shard ends it."""
         # Called once per row by bulk_create() (as get_pk_value_on_save): the generator's
         # bound method is kept, and looked up again whenever the registry dropped its
         # generators.
@@ -60,16 +71,32 @@ class _SnowflakeMixin:
                 registry.generation[0],
                 get_generator(self.layout_name).next_id,
             )
-        return cached[1]()
+        if self.shard_from is None:
+            return cached[1]()
+        if instance is None:
+            raise TypeError(f"shard_from={self.shard_from!r}: new_id() needs the instance.")
+        # Read (and refuse) the shard source before an id is taken: a bad value costs
+        # nothing. The generator leaves the shard bits at 0.
+        shard = self.layout.shard_of(shard_source(instance, self.shard_from))
+        return cached[1]() | shard
 
     get_pk_value_on_save = new_id
 
+    def contribute_to_class(
+        self, cls: type[models.Model], name: str, private_only: bool = False
+    ) -> None:
+        super().contribute_to_class(cls, name, private_only=private_only)  # type: ignore[misc]
+        if not cls._meta.abstract:
+            inventory.register(self, "snowflake")  # type: ignore[arg-type]
+
     def _check_layout(self) -> list[checks.CheckMessage]:
-        if self.layout_name is None:
+        if self.layout_name is None and self.shard_from is None:
             return []
         try:
-            get_layout(self.layout_name)
+            layout = get_layout(self.layout_name)
         except LayoutError:
+            if self.layout_name in layout_names():
+                return []  # configured but invalid: E003 (or E001, the epoch) says why
             return [
                 checks.Error(
                     f"layout={self.layout_name!r} names no configured layout; "
@@ -80,7 +107,18 @@ class _SnowflakeMixin:
                     id="django_snowid.E101",
                 )
             ]
-        return []
+        if self.shard_from is not None and not layout.shard_bits:
+            return [
+                checks.Error(
+                    f"shard_from={self.shard_from!r} needs a layout with shard bits; layout "
+                    f"{layout.name!r} ({layout.describe()}) has none.",
+                    hint="Give the layout shard_bits (or use the 'sharded' preset). See the "
+                    "README section 'System checks', django_snowid.E400.",
+                    obj=self,
+                    id="django_snowid.E400",
+                )
+            ]
+        return check_shard_from(self, self.shard_from)
 
 
 class SnowflakeField(_SnowflakeMixin, models.BigIntegerField):
@@ -92,8 +130,10 @@ class SnowflakeField(_SnowflakeMixin, models.BigIntegerField):
 
     description = "Snowflake id (64-bit, time-ordered)"
 
-    def __init__(self, *args: Any, layout: str | None = None, **kwargs: Any) -> None:
-        self._init_layout(layout)
+    def __init__(
+        self, *args: Any, layout: str | None = None, shard_from: str | None = None, **kwargs: Any
+    ) -> None:
+        self._init_layout(layout, shard_from)
         kwargs.setdefault("unique", True)
         kwargs.setdefault("editable", False)
         super().__init__(*args, **kwargs)
@@ -110,7 +150,7 @@ class SnowflakeField(_SnowflakeMixin, models.BigIntegerField):
     def pre_save(self, model_instance: models.Model, add: bool) -> Any:
         value = getattr(model_instance, self.attname)
         if add and value is None:
-            value = self.new_id()
+            value = self.new_id(model_instance)
             setattr(model_instance, self.attname, value)
         return value
 
@@ -128,8 +168,10 @@ class SnowflakeAutoField(_SnowflakeMixin, models.BigAutoField):
     # The value is known before the INSERT: no RETURNING clause, no last_insert_id().
     db_returning = False
 
-    def __init__(self, *args: Any, layout: str | None = None, **kwargs: Any) -> None:
-        self._init_layout(layout)
+    def __init__(
+        self, *args: Any, layout: str | None = None, shard_from: str | None = None, **kwargs: Any
+    ) -> None:
+        self._init_layout(layout, shard_from)
         # Model._save_table() goes straight to INSERT for a new instance whose pk has a
         # default; without one our pre-filled pk would cost a useless UPDATE first. The
         # default gives None, so a new instance keeps pk=None until it is saved, as with
@@ -177,3 +219,9 @@ class SnowflakeAutoField(_SnowflakeMixin, models.BigAutoField):
 def _assigned_on_save() -> None:
     """The "default" of SnowflakeAutoField: nothing until ``save()`` assigns an id."""
     return None
+
+
+# ``pk__created_after=``, ``__created_before=``, ``__created_range=`` on both fields.
+for _field_class in (SnowflakeField, SnowflakeAutoField):
+    for _lookup in LOOKUPS:
+        _field_class.register_lookup(_lookup)

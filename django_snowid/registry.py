@@ -34,6 +34,9 @@ _generators: dict[str, SnowflakeGenerator] = {}
 _claimed_nodes: set[tuple[str, int]] = set()
 _inherited_nodes: set[tuple[str, int]] = set()
 _forked_from: int | None = None
+# The environment this process was forked with: an "env" worker id still equal to it
+# came unchanged from the parent, which hands it to every sibling too.
+_environ_at_fork: dict[str, str] = {}
 # A new value whenever generators are dropped (settings changed, lease lost, fork), so
 # that callers keeping a generator's bound method know when to look it up again.
 _drops = itertools.count(1)
@@ -52,7 +55,11 @@ def build_layout(name: str | None = None) -> Layout:
         return layout_from_spec(conf.LAYOUT, epoch=conf.EPOCH, name=DEFAULT)
     spec = conf.LAYOUTS.get(name)
     if spec is None:
-        raise LayoutError(f"Unknown layout {name!r}; SNOWID_LAYOUTS defines {layout_names()}.")
+        named = sorted(n for n in conf.LAYOUTS if n != DEFAULT)
+        raise LayoutError(
+            f"Unknown layout {name!r}: the layouts are {DEFAULT!r} (SNOWID_LAYOUT) and "
+            f"those SNOWID_LAYOUTS names ({', '.join(map(repr, named)) or 'none'})."
+        )
     return layout_from_spec(spec, epoch=conf.EPOCH, name=name)
 
 
@@ -106,20 +113,30 @@ def _create_generator(key: str) -> SnowflakeGenerator:
             backwards_tolerance_ms=tolerance,
         )
     node = worker_node(layout, worker)
-    if _forked_from is not None and (source == "static" or (key, node) in _inherited_nodes):
+    if _forked_from is not None and (
+        source == "static" or (key, node) in _inherited_nodes or _env_inherited(source)
+    ):
         raise StaticWorkerIdAfterFork(
             f"Process {os.getpid()} was forked from process {_forked_from} and would issue "
             f"ids with the same worker id ({worker!r}, SNOWID_WORKER_ID_SOURCE="
             f"{source!r}) as its parent and siblings: their ids would collide. "
             "This happens with gunicorn --preload, Celery prefork and multiprocessing when "
-            "every process gets one fixed worker id. Use a leased worker id "
-            "(SNOWID_WORKER_ID_SOURCE = 'slot', 'redis' or 'database'), or give each process "
+            "every process gets one fixed worker id, or an 'env' value inherited unchanged "
+            "from the parent's environment. Use a leased worker id "
+            "(SNOWID_WORKER_ID_SOURCE = 'database', 'redis' or 'slot'), or give each process "
             "its own (SNOWID_WORKER_ID_SOURCE='env' with a distinct value set after the fork, "
             "e.g. in gunicorn's post_fork hook); see 'Worker ids' in the README."
         )
     generator = SnowflakeGenerator(layout, node, backwards_tolerance_ms=tolerance)
     _claimed_nodes.add((key, node))
     return generator
+
+
+def _env_inherited(source: str) -> bool:
+    if source != "env":
+        return False
+    name = conf.WORKER_ID_ENV
+    return os.environ.get(name) == _environ_at_fork.get(name)
 
 
 def _drop(key: str) -> None:
@@ -155,6 +172,8 @@ def _reset_on_setting_changed(*, setting: str, **kwargs: object) -> None:
 def _after_fork_in_child() -> None:
     global _forked_from, _lock
     _forked_from = os.getppid()
+    _environ_at_fork.clear()
+    _environ_at_fork.update(os.environ)
     _inherited_nodes.update(_claimed_nodes)
     _claimed_nodes.clear()
     _generators.clear()

@@ -59,6 +59,31 @@ elif BACKEND == "mariadb":
 else:
     raise RuntimeError(f"SNOWID_TEST_DB={BACKEND!r}: expected sqlite, postgresql or mariadb.")
 
+# A second database on the same server, for the tests of replicas and shards.
+DATABASES["other"] = {**DATABASES["default"], "TEST": {**DATABASES["default"].get("TEST", {})}}
+if BACKEND == "sqlite":
+    DATABASES["other"]["NAME"] = os.path.join(tempfile.gettempdir(), f"snowid-{RUN_ID}-o.sqlite3")
+    DATABASES["other"]["TEST"]["NAME"] = os.path.join(
+        tempfile.gettempdir(), f"snowid-test-{RUN_ID}-o.sqlite3"
+    )
+else:
+    DATABASES["other"]["NAME"] = f"{DB_NAME}_other"
+
+# SNOWID_TEST_ISOLATION runs the order-number tests at a stricter isolation level:
+# "repeatable read" (MariaDB/MySQL's server default) or "serializable".
+ISOLATION = os.environ.get("SNOWID_TEST_ISOLATION")
+if ISOLATION and BACKEND == "mariadb":
+    for db in DATABASES.values():
+        db["OPTIONS"] = {**db.get("OPTIONS", {}), "isolation_level": ISOLATION}
+elif ISOLATION and BACKEND == "postgresql":
+    from psycopg import IsolationLevel
+
+    for db in DATABASES.values():
+        level = IsolationLevel[ISOLATION.upper().replace(" ", "_")]
+        db["OPTIONS"] = {**db.get("OPTIONS", {}), "isolation_level": level}
+elif ISOLATION:
+    raise RuntimeError(f"SNOWID_TEST_ISOLATION is for PostgreSQL and MariaDB, not {BACKEND}.")
+
 # The shared Redis: tests never flush it; every run uses keys of its own (child processes
 # inherit the run id through the environment).
 REDIS_URL = os.environ.get("SNOWID_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -111,6 +136,9 @@ DEFAULT_AUTO_FIELD = "django_snowid.fields.SnowflakeAutoField"
 SNOWID_LAYOUTS = {
     "js": "js53",
     "dc": {"preset": "datacenter"},
+    "sharded": "sharded",
 }
 SNOWID_WORKER_ID = 3
+# A shuffled alphabet of this project's own: public ids (django_snowid.publicids).
+SNOWID_PUBLIC_ID_ALPHABET = "9naHVckpbdZRjSx2hvDwrzqQo8MuLtATs6FKU4CYl5J3ImyEB70OiGNXeW1Pgf"
 SNOWID_WORKER_ID_SOURCE = "static"  # the lease tests choose their own source

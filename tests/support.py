@@ -108,3 +108,43 @@ def redis_caches(url: str) -> dict[str, Any]:
             "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 2, "SOCKET_TIMEOUT": 2},
         },
     }
+
+
+def manage_in_subprocess(*args: str) -> Any:
+    """``python -m django *args`` on the test settings in a process of its own: what a
+    person at a shell sees (exit status, stderr), tracebacks included."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONPATH": str(root)}
+    return subprocess.run(
+        [sys.executable, "-m", "django", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        timeout=60,
+    )
+
+
+def held_slots(directory: str) -> list[str]:
+    """The lock files in ``directory`` that some process holds (probed with ``flock``)."""
+    import fcntl
+    import os
+
+    held: list[str] = []
+    if not os.path.isdir(directory):
+        return held
+    for name in sorted(os.listdir(directory)):
+        fd = os.open(os.path.join(directory, name), os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        except BlockingIOError:
+            held.append(name)
+        finally:
+            os.close(fd)
+    return held

@@ -107,9 +107,8 @@ def test_explicit_reading(staff):
         (" ".join(["1"] * 1001), "form", "At most 1,000 ids at once; got 1,001"),
         ("abc", "row", "only the digits 0-9"),
         ("-1", "row", "only the digits 0-9"),
-        ("0", "row", "ids are positive"),
         (str(2**63), "row", "out of range"),
-        ("1" * 40, "row", "too long"),
+        ("1" * 40, "row", "40 digits, at most 19"),
         ("١٢٣", "row", "only the digits 0-9"),
         ("<script>alert(1)</script>", "row", "only the digits 0-9"),
         ("<b>7</b>", "row", "only the digits 0-9"),
@@ -179,3 +178,30 @@ def test_no_inline_script_or_style_for_a_strict_csp(staff):
         assert "<script" not in text and "style=" not in text and "<style" not in text, template
     html = staff.post(URL, {"ids": "123 456"}).content.decode()
     assert " style=" not in html.split('id="content-main"')[1]
+
+
+def test_created_column_sorts_by_primary_key_and_prints_utc(staff, settings):
+    settings.TIME_ZONE = "Asia/Tokyo"
+    products = [Product.objects.create(name=f"p{i}") for i in range(3)]
+    url = reverse("admin:testapp_product_changelist")
+    columns = staff.get(url).context["cl"].list_display
+    index = columns.index("snowid_created")
+    ascending = staff.get(url, {"o": str(index)}).context["cl"].result_list
+    assert list(ascending) == sorted(products, key=lambda p: p.pk)
+    descending = staff.get(url, {"o": f"-{index}"}).context["cl"].result_list
+    assert list(descending) == sorted(products, key=lambda p: p.pk, reverse=True)
+    html = staff.get(url).content.decode()
+    utc = get_layout().decode(products[0].pk).time.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    assert utc in html  # UTC, not Tokyo's wall clock
+    assert "django_snowid/changelist.css" in html  # the decoded columns do not wrap
+
+
+def test_an_all_digit_search_keeps_the_search_fields_results(staff):
+    cups = Product.objects.create(name="Cups (4)")
+    other = Product.objects.create(name="saucers")
+    url = reverse("admin:testapp_product_changelist")
+    assert list(staff.get(url, {"q": "4"}).context["cl"].result_list) == [cups]
+    assert list(staff.get(url, {"q": str(other.pk)}).context["cl"].result_list) == [other]
+    # Both at once: a name containing the digits and the row whose id they are.
+    named = Product.objects.create(name=f"box {other.pk}")
+    assert set(staff.get(url, {"q": str(other.pk)}).context["cl"].result_list) == {other, named}

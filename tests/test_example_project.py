@@ -45,3 +45,16 @@ def test_demo_runs_twice_and_recovery_finds_nothing_to_do(tmp_path):
     assert recovered.returncode == 0 and "unchanged" in recovered.stdout
     check = manage("makemigrations", "--check", "--dry-run", db=db)
     assert check.returncode == 0, check.stdout
+
+
+def test_recovery_reads_every_shard_of_the_example_router(tmp_path):
+    code = (
+        "from django.test import override_settings\n"
+        "from shop.models import Order\n"
+        "from django_snowid.ordernumbers.issuer import databases_for\n"
+        "with override_settings(SHOP_ORDER_SHARDS=['default', 'east', 'west']):\n"
+        "    print(databases_for(Order))\n"
+    )
+    result = manage("shell", "-c", code, db=tmp_path / "shop.sqlite3")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "['default', 'east', 'west']"

@@ -8,7 +8,7 @@ import pytest
 from django.test import override_settings
 
 from django_snowid import registry
-from django_snowid.exceptions import StaticWorkerIdAfterFork
+from django_snowid.exceptions import SnowidError, StaticWorkerIdAfterFork, WorkerIdError
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
@@ -64,9 +64,44 @@ def test_env_worker_id_set_after_the_fork_is_accepted(monkeypatch):
         assert in_child(child_with_own_id) == "ok:8"
 
 
-def test_the_exception_is_ours():
-    assert issubclass(StaticWorkerIdAfterFork, Exception)
-    from django_snowid.exceptions import SnowidError, WorkerIdError
+def test_env_value_inherited_from_a_master_that_issued_nothing_is_refused(monkeypatch):
+    # gunicorn --preload: the master loaded the app, issued nothing, and forks workers
+    # that all inherit its SNOWID_WORKER_ID.
+    monkeypatch.setenv("SNOWID_TEST_WORKER", "7")
+    with override_settings(
+        SNOWID_WORKER_ID_SOURCE="env", SNOWID_WORKER_ID_ENV="SNOWID_TEST_WORKER"
+    ):
+        registry.reset()
+        children = [in_child(lambda: registry.get_generator().next_id()) for _ in range(4)]
+    assert all(r.startswith("StaticWorkerIdAfterFork:") for r in children), children
+    assert "inherited unchanged" in children[0]
 
-    assert issubclass(StaticWorkerIdAfterFork, WorkerIdError)
-    assert issubclass(WorkerIdError, SnowidError)
+
+@pytest.mark.django_db
+def test_migrate_runs_with_env_source_and_no_variable(monkeypatch):
+    from django.core.management import call_command
+
+    monkeypatch.delenv("SNOWID_TEST_UNSET_VAR", raising=False)
+    with override_settings(
+        SNOWID_WORKER_ID_SOURCE="env", SNOWID_WORKER_ID_ENV="SNOWID_TEST_UNSET_VAR"
+    ):
+        registry.reset()
+        call_command("migrate", skip_checks=False, verbosity=0)  # issues no id
+        with pytest.raises(WorkerIdError, match="SNOWID_TEST_UNSET_VAR is not set"):
+            registry.get_generator().next_id()
+
+
+def test_the_exception_is_ours():
+    def provoke() -> str:
+        try:
+            registry.get_generator().next_id()
+        except StaticWorkerIdAfterFork as exc:
+            return ",".join(
+                cls.__name__
+                for cls in (StaticWorkerIdAfterFork, WorkerIdError, SnowidError)
+                if isinstance(exc, cls)
+            )
+        return "issued"
+
+    registry.reset()
+    assert in_child(provoke) == "ok:StaticWorkerIdAfterFork,WorkerIdError,SnowidError"

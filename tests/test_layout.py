@@ -135,7 +135,14 @@ def test_decode_refuses_non_ids(value, message):
 
 
 def test_decode_accepts_digit_strings():
-    assert PRESETS["classic"].decode(" 4194304 ").tick == 1
+    assert PRESETS["classic"].decode("4194304").tick == 1
+
+
+@pytest.mark.parametrize("value", [" 4194304 ", "4194304\xa0", "\u30004194304", "\x1c4194304\x1f"])
+def test_decode_refuses_digits_wrapped_in_any_space(value):
+    # str.strip() would remove each of these: a value that needs it was not copied from us.
+    with pytest.raises(InvalidId, match="only the digits 0-9"):
+        PRESETS["classic"].decode(value)
 
 
 def test_min_max_id_at_bracket_a_tick():

@@ -21,8 +21,8 @@ from django_snowid.exceptions import (
     WorkerLeaseLost,
     WorkerPoolExhausted,
 )
-from django_snowid.leases.holder import get_lease_store, lease_generator, pool_for
-from tests.support import free_port, redis_caches
+from django_snowid.leases.holder import get_lease_store, lease_generator, pool_for, release_all
+from tests.support import free_port, held_slots, redis_caches
 from tests.testapp.models import Product
 
 # The Redis store falls back to the database when it has no record of a worker id, and
@@ -31,6 +31,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 CLASSIC = PRESETS["classic"]
 TWO_BITS = {"time_bits": 41, "node": {"worker": 2}, "sequence_bits": 12}
+TWO_POOL = "node-bits-12-2"  # pools are named after the bits the node occupies
 
 STORES = [
     pytest.param("redis", marks=pytest.mark.redis),
@@ -48,6 +49,7 @@ def source(request, tmp_path):
     ):
         yield request.param
     registry.reset()
+    release_all()  # leases taken outside the registry too: none outlives its test
 
 
 def _issue_50k(source: str) -> tuple[int, list[int]]:
@@ -71,8 +73,8 @@ def test_eight_processes_take_eight_worker_ids(source):
         assert {CLASSIC.decode(i).node for i in ids[::5000]} == {node}
 
 
-def _hold_and_issue(source: str, reported, ready) -> None:
-    generator = lease_generator(CLASSIC, "default", 0, source)
+def _hold_and_issue(source: str, reported, ready, **options) -> None:
+    generator = lease_generator(CLASSIC, "default", 0, source, **options)
     reported[0] = generator.node
     ready.set()
     while True:  # until SIGKILL
@@ -112,19 +114,22 @@ def test_killed_holders_id_is_reused_after_the_ttl(source):
 
 
 def _crash_after_a_heartbeat(source: str, **options) -> int:
-    """Hold worker 0 until its heartbeat has recorded a horizon, then stop renewing
-    without releasing (as a killed process would); wait until the lease expired."""
-    generator = lease_generator(CLASSIC, "default", 0, source, **options)
-    last = max(generator.next_ids(10))
-    lease = generator._guard.__self__  # the WorkerLease behind the generator
+    """A real process holds worker 0 and issues ids until its heartbeat has recorded a
+    horizon; then SIGKILL (it releases nothing); wait until its lease expired. Returns
+    the largest id it reported."""
+    connections.close_all()
+    context = multiprocessing.get_context("fork")
+    reported = context.Array("q", [-1, -1])
+    ready = context.Event()
+    holder = context.Process(target=_hold_and_issue, args=(source, reported, ready), kwargs=options)
+    holder.start()
+    assert ready.wait(20)
     time.sleep(0.6)  # one heartbeat (every ttl / 3 = 0.5 s)
-    lease._stop.set()
-    lease.generator = None
-    from django_snowid.leases import holder
-
-    holder._held.remove(lease)  # a dead process releases nothing
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.join()
+    assert reported[0] == 0 and reported[1] > 0
     time.sleep(1.6)  # the time-to-live runs out
-    return last
+    return reported[1]
 
 
 def behind(ms: float):
@@ -147,7 +152,7 @@ def test_new_holder_with_a_clock_behind_waits_or_refuses(source):
     assert waited.node == 0
     assert 0.3 < sum(slept) < 1.2, slept
     assert waited.next_id() > last
-    registry.reset()
+    release_all()
     # ... and one 60 s behind refuses, naming the cause.
     last = _crash_after_a_heartbeat(source, clock=behind(800))
     with pytest.raises(WorkerIdError, match="ahead of this host's clock"):
@@ -246,27 +251,12 @@ def test_pool_exhaustion_with_a_two_bit_node(source):
 
 def _live(source: str) -> list[int]:
     if source == "slot":
-        # Count held lock files by trying them.
-        import fcntl
-
-        store = get_lease_store(source)
-        held = []
-        for worker in range(4):
-            path = store._path("two", worker)  # type: ignore[attr-defined]
-            if not os.path.exists(path):
-                continue
-            fd = os.open(path, os.O_RDWR)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            except BlockingIOError:
-                held.append(worker)
-            finally:
-                os.close(fd)
-        return held
+        directory = get_lease_store(source).directory  # type: ignore[attr-defined]
+        held = [name for name in held_slots(directory) if name.startswith(f"{TWO_POOL}.")]
+        return [int(name.split(".")[-2]) for name in held]
     return [
         lease.worker
-        for lease in get_lease_store(source).leases("two")
+        for lease in get_lease_store(source).leases(TWO_POOL)
         if lease.expires_ms > time.time_ns() // 1_000_000
     ]
 
@@ -285,7 +275,11 @@ def test_unreachable_redis_at_lease_time_issues_nothing():
 
 @pytest.mark.redis
 def test_garbage_in_the_pool_key_is_a_clear_error(throwaway_redis):
-    with override_settings(CACHES=throwaway_redis.caches(), SNOWID_WORKER_ID_SOURCE="redis"):
+    with override_settings(
+        CACHES=throwaway_redis.caches(),
+        SNOWID_WORKER_ID_SOURCE="redis",
+        SNOWID_WORKER_LEASE_TTL_S=1.5,  # a new pool waits one TTL + margin
+    ):
         store = get_lease_store("redis")
         key = store.key(pool_for(CLASSIC, "default", 0).name)  # type: ignore[attr-defined]
         throwaway_redis.client().hset(key, "0", "garbage")
@@ -327,11 +321,12 @@ def test_workers_command_lists_live_leases(settings):
     from django.core.management import call_command
 
     settings.SNOWID_WORKER_ID_SOURCE = "redis"
+    settings.SNOWID_WORKER_LEASE_TTL_S = 1.5  # a new pool waits one TTL + margin
     django_snowid.next_id()
     out = StringIO()
     call_command("snowid_workers", "--json", stdout=out)
     rows = json.loads(out.getvalue())
-    assert [(r["pool"], r["worker_id"]) for r in rows] == [("default", 0)]
+    assert [(r["pool"], r["worker_id"]) for r in rows] == [("node-bits-12-10", 0)]
     assert rows[0]["owner"].endswith(f":{os.getpid()}") and rows[0]["expires_in_s"] > 0
     registry.reset()  # releases the lease
     out = StringIO()

@@ -1,4 +1,20 @@
-from django.contrib import admin
-from django.urls import path
+from importlib.util import find_spec
 
-urlpatterns = [path("admin/", admin.site.urls)]
+from django.contrib import admin
+from django.urls import include, path, register_converter
+
+from django_snowid.publicids import PublicIdConverter
+from tests.testapp import views
+
+register_converter(PublicIdConverter, "snowid_public")
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("p/<snowid_public:pk>/", views.product_detail, name="product-by-public-id"),
+    path("tickets/", views.ticket_lookup, name="ticket-lookup"),
+]
+
+if find_spec("rest_framework") is not None:  # the REST API needs the optional drf extra
+    from tests.testapp.api import router
+
+    urlpatterns.append(path("api/", include(router.urls)))

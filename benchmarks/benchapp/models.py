@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import uuid
+
+import uuid6
 from django.db import models
 
 import django_snowid
@@ -51,3 +54,19 @@ class UniqueColumnOrder(models.Model):
     id = models.BigAutoField(primary_key=True)
     user_id = models.BigIntegerField()
     number = models.BigIntegerField(unique=True)
+
+
+class Uuid7Row(models.Model):
+    """What users pick instead: a UUID pk, version 7 (time-ordered), made in Python."""
+
+    id = models.UUIDField(primary_key=True, default=uuid6.uuid7)
+    name = models.CharField(max_length=50)
+    value = models.IntegerField()
+
+
+class Uuid4Row(models.Model):
+    """A random UUID pk: inserts land all over the index."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4)
+    name = models.CharField(max_length=50)
+    value = models.IntegerField()

@@ -2,7 +2,8 @@
 
 Speed comes from composing a whole tick's ids at once. When the generator enters a
 tick it builds ``iter(range(first_id, first_id + 2**sequence_bits))``: every id of
-that tick for this worker, already composed. ``next_id()`` then costs one clock read,
+that tick for this worker, already composed (with shard 0, when the layout has shard
+bits: the caller fills those). ``next_id()`` then costs one clock read,
 one comparison and one ``next()`` on that iterator. In CPython ``next()`` on a range
 iterator is a single C call that does not release the GIL, so two threads can never
 receive the same id; the lock is taken only to enter a new tick (about once a
@@ -85,8 +86,11 @@ class SnowflakeGenerator:
         self._tolerance_ns = int(backwards_tolerance_ms * 1_000_000)
         self._epoch_ns = layout.epoch_ns
         self._unit_ns = layout.unit_ns
-        self._per_tick = layout.max_sequence + 1
-        self._node_bits = self.node << layout.sequence_bits
+        # With shard bits, consecutive ids of a tick are 2**shard_bits apart: the ids
+        # issued here have shard 0, and the caller ORs its shard into the free low bits.
+        self._step = 1 << layout.shard_bits
+        self._span = (layout.max_sequence + 1) << layout.shard_bits
+        self._node_bits = self.node << layout.node_shift
         self._lock = threading.Lock()
         self._pid = os.getpid()
         self._guard = guard
@@ -188,7 +192,7 @@ class SnowflakeGenerator:
         start_ns = self._epoch_ns + tick * self._unit_ns
         # Publish the iterator before the bounds: a thread of the fast path that reads
         # the old bounds with the new iterator still gets a fresh, unique id.
-        self._ids = iter(range(first, first + self._per_tick))
+        self._ids = iter(range(first, first + self._span, self._step))
         self._tick_start_ns = start_ns
         self._tick_end_ns = start_ns + self._unit_ns
         self.last_tick = tick

@@ -3,7 +3,11 @@
 A layout splits a 63-bit non-negative integer (the sign bit stays 0 so that ids fit
 a signed BIGINT and sort correctly in SQL) into, from the most significant end:
 
-    time (ticks since the epoch) | node part 1 | node part 2 | ... | sequence
+    time (ticks since the epoch) | node part 1 | node part 2 | ... | sequence [| shard]
+
+The optional shard part ends the id: a caller fills it with the low bits of another
+value (a user id), so that ``id % 2**shard_bits`` routes the row like its user. It sits
+below the sequence, so one worker's ids stay unique and increasing whatever the shard.
 
 Pure Python: no Django, no I/O.
 """
@@ -16,6 +20,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..exceptions import InvalidId, LayoutError
+from .digits import parse_digits
 
 __all__ = [
     "DEFAULT_EPOCH",
@@ -32,6 +37,15 @@ UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 DEFAULT_EPOCH = datetime(2020, 1, 1, tzinfo=timezone.utc)
 MAX_BITS = 63
 _ONE_MICROSECOND = timedelta(microseconds=1)
+
+
+def iso_utc(moment: datetime, *, milliseconds: bool) -> str:
+    """``moment`` in UTC as ISO 8601 with a "Z": milliseconds for ids, seconds for order
+    numbers (their stems have no fraction: ".000" would claim a precision they lack)."""
+    text = moment.astimezone(timezone.utc).isoformat(
+        timespec="milliseconds" if milliseconds else "seconds"
+    )
+    return text.replace("+00:00", "Z")
 
 
 def parse_epoch(value: datetime | str) -> datetime:
@@ -80,17 +94,19 @@ class DecodedId:
     parts: dict[str, int]
     sequence: int
     layout: Layout = field(repr=False)
+    shard: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-safe mapping. The id is a string: JSON readers parse numbers as doubles."""
         return {
             "id": str(self.value),
             "layout": self.layout.name,
-            "time": self.time.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "time": iso_utc(self.time, milliseconds=True),
             "tick": self.tick,
             "node": self.node,
             "parts": dict(self.parts),
             "sequence": self.sequence,
+            **({"shard": self.shard} if self.layout.shard_bits else {}),
         }
 
 
@@ -99,6 +115,7 @@ class Layout:
     """How the 63 usable bits of an id are split.
 
     ``node_parts`` are listed from the most significant to the least significant.
+    ``shard_bits`` (default 0: none) end the id, below the sequence.
     """
 
     time_bits: int
@@ -107,6 +124,7 @@ class Layout:
     epoch: datetime = DEFAULT_EPOCH
     time_unit_ms: int = 1
     name: str = field(default="custom", compare=False)
+    shard_bits: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epoch", parse_epoch(self.epoch))
@@ -115,6 +133,7 @@ class Layout:
             ("time_bits", self.time_bits, 1),
             ("sequence_bits", self.sequence_bits, 0),
             ("time_unit_ms", self.time_unit_ms, 1),
+            ("shard_bits", self.shard_bits, 0),
         ):
             if not isinstance(bits, int) or isinstance(bits, bool) or bits < lowest:
                 raise LayoutError(f"{label} must be an integer >= {lowest}, not {bits!r}.")
@@ -149,11 +168,20 @@ class Layout:
 
     @property
     def total_bits(self) -> int:
-        return self.time_bits + self.node_bits + self.sequence_bits
+        return self.time_bits + self.node_bits + self.sequence_bits + self.shard_bits
 
     @property
     def time_shift(self) -> int:
-        return self.node_bits + self.sequence_bits
+        return self.node_bits + self.node_shift
+
+    @property
+    def node_shift(self) -> int:
+        """Where the node field starts: above the sequence and the shard."""
+        return self.sequence_bits + self.shard_bits
+
+    @property
+    def max_shard(self) -> int:
+        return (1 << self.shard_bits) - 1
 
     @property
     def max_sequence(self) -> int:
@@ -192,7 +220,8 @@ class Layout:
     def describe(self) -> str:
         unit = f"{self.time_unit_ms} ms"
         nodes = "".join(f" | {p.name} {p.bits}" for p in self.node_parts)
-        return f"time {self.time_bits} ({unit}){nodes} | sequence {self.sequence_bits}"
+        shard = f" | shard {self.shard_bits}" if self.shard_bits else ""
+        return f"time {self.time_bits} ({unit}){nodes} | sequence {self.sequence_bits}{shard}"
 
     # ------------------------------------------------------------------ time
     def tick_at(self, moment: datetime) -> int:
@@ -259,29 +288,36 @@ class Layout:
         return dict(reversed(parts.items()))
 
     # ------------------------------------------------------ compose / decode
-    def compose(self, tick: int, node: int, sequence: int) -> int:
+    def shard_of(self, value: int) -> int:
+        """The shard part ``value`` (a user id, or an id of this layout) puts in an id."""
+        return value & self.max_shard
+
+    def compose(self, tick: int, node: int, sequence: int, shard: int = 0) -> int:
         if not 0 <= tick <= self.max_tick:
             raise LayoutError(f"Tick {tick} is out of range 0..{self.max_tick}.")
         if not 0 <= node <= self.max_node:
             raise LayoutError(f"Node {node} is out of range 0..{self.max_node}.")
         if not 0 <= sequence <= self.max_sequence:
             raise LayoutError(f"Sequence {sequence} is out of range 0..{self.max_sequence}.")
-        return (tick << self.time_shift) | (node << self.sequence_bits) | sequence
+        if not 0 <= shard <= self.max_shard:
+            raise LayoutError(
+                f"Shard {shard} is out of range 0..{self.max_shard} ({self.shard_bits} shard bits)."
+            )
+        return (
+            (tick << self.time_shift)
+            | (node << self.node_shift)
+            | (sequence << self.shard_bits)
+            | shard
+        )
 
     def check_id(self, value: object) -> int:
         """Return ``value`` as an int id of this layout, or raise :class:`InvalidId`.
 
-        Accepts ints and strings of ASCII digits (other scripts' digits are refused:
-        ``int()`` would read them, and a log line rarely means them).
+        Accepts ints and strings of ASCII digits only, read by :func:`parse_digits`
+        (no whitespace, no other scripts' digits, at most 19 digits).
         """
         if isinstance(value, str):
-            text = value.strip()
-            if not (text.isascii() and text.isdigit()):
-                raise InvalidId(
-                    f"{value!r} is not an id: expected an integer in 0..{self.max_id} "
-                    f"(layout {self.name!r})."
-                )
-            value = int(text)
+            value = parse_digits(value, what="an id")
         if not isinstance(value, int) or isinstance(value, bool):
             raise InvalidId(f"{value!r} is not an id: expected an integer in 0..{self.max_id}.")
         if not 0 <= value <= self.max_id:
@@ -293,8 +329,8 @@ class Layout:
 
     def decode(self, value: int | str) -> DecodedId:
         number = self.check_id(value)
-        sequence = number & self.max_sequence
-        node = (number >> self.sequence_bits) & self.max_node
+        sequence = (number >> self.shard_bits) & self.max_sequence
+        node = (number >> self.node_shift) & self.max_node
         tick = number >> self.time_shift
         return DecodedId(
             value=number,
@@ -304,6 +340,7 @@ class Layout:
             parts=self.split_node(node),
             sequence=sequence,
             layout=self,
+            shard=number & self.max_shard,
         )
 
 
@@ -319,8 +356,10 @@ def _parts(spec: Iterable[Any] | Mapping[str, int]) -> tuple[NodePart, ...]:
     return tuple(parts)
 
 
-def _preset(name: str, time_bits: int, nodes: dict[str, int], seq: int, unit: int = 1) -> Layout:
-    return Layout(time_bits, _parts(nodes), seq, time_unit_ms=unit, name=name)
+def _preset(
+    name: str, time_bits: int, nodes: dict[str, int], seq: int, unit: int = 1, shard: int = 0
+) -> Layout:
+    return Layout(time_bits, _parts(nodes), seq, time_unit_ms=unit, name=name, shard_bits=shard)
 
 
 #: Ready-made layouts, by name. All use the default epoch unless one is given.
@@ -335,9 +374,20 @@ PRESETS: dict[str, Layout] = {
     "sonyflake": _preset("sonyflake", 39, {"machine": 16}, 8, unit=10),
     # Fits a JavaScript number (at most 2**53 - 1): 32 workers, 128 ids a millisecond.
     "js53": _preset("js53", 41, {"worker": 5}, 7),
+    # Ids that carry the low 4 bits of a user id (16 shards, `id % 16 == user_id % 16`):
+    # 64 workers, 4,096 ids a millisecond each.
+    "sharded": _preset("sharded", 41, {"worker": 6}, 12, shard=4),
 }
 
-_SPEC_KEYS = {"time_bits", "node", "sequence_bits", "time_unit_ms", "epoch", "preset"}
+_SPEC_KEYS = {
+    "time_bits",
+    "node",
+    "sequence_bits",
+    "shard_bits",
+    "time_unit_ms",
+    "epoch",
+    "preset",
+}
 
 
 def layout_from_spec(
@@ -346,7 +396,8 @@ def layout_from_spec(
     """Build a layout from a preset name, a mapping or a :class:`Layout`.
 
     A mapping takes ``time_bits``, ``node`` (``{"datacenter": 5, "machine": 5}`` or a
-    list of pairs), ``sequence_bits``, ``time_unit_ms`` (default 1), ``epoch`` and
+    list of pairs), ``sequence_bits``, ``shard_bits`` (default 0), ``time_unit_ms``
+    (default 1), ``epoch`` and
     ``preset`` (start from a preset and override some keys). ``epoch`` given here is
     used where the spec names none.
     """
@@ -384,5 +435,6 @@ def layout_from_spec(
         sequence_bits=values.get("sequence_bits", base.sequence_bits if base else 0),
         epoch=chosen_epoch if chosen_epoch is not None else DEFAULT_EPOCH,
         time_unit_ms=values.get("time_unit_ms", base.time_unit_ms if base else 1),
+        shard_bits=values.get("shard_bits", base.shard_bits if base else 0),
         name=name or (base.name if base is not None and not values else "custom"),
     )

@@ -25,6 +25,8 @@ from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..exceptions import InvalidId, LayoutError
+from .digits import parse_digits
+from .layout import iso_utc
 
 __all__ = ["DecodedOrderNumber", "OrderNumberFormat", "zone_has_dst"]
 
@@ -69,7 +71,8 @@ class DecodedOrderNumber:
             "kind": "order-number",
             "packing": self.format.packing,
             "stem": f"{self.stem:012d}",
-            "time": self.local_time.isoformat(),
+            "time": iso_utc(self.time, milliseconds=False),
+            "local_time": self.local_time.isoformat(),
             "sequence": self.sequence,
             "shard": self.shard,
         }
@@ -201,10 +204,7 @@ class OrderNumberFormat:
 
     def check_number(self, value: object) -> int:
         if isinstance(value, str):
-            text = value.strip()
-            if not (text.isascii() and text.isdigit()):
-                raise InvalidId(f"{value!r} is not an order number: expected digits 0-9.")
-            value = int(text)
+            value = parse_digits(value, what="an order number")
         if not isinstance(value, int) or isinstance(value, bool):
             raise InvalidId(f"{value!r} is not an order number: expected an integer.")
         if not 0 < value <= MAX_INT64:
@@ -224,6 +224,12 @@ class OrderNumberFormat:
         return (wall - _LOCAL_EPOCH) // timedelta(seconds=1)
 
     def _wall_of_stem(self, stem: int) -> datetime:
+        if not 0 <= stem < 10**STEM_DIGITS:
+            # A stem of 13 digits would read as a year past 2099: no format writes one.
+            raise InvalidId(
+                f"Its stem {stem} has more than {STEM_DIGITS} digits (yyMMddHHmmss): "
+                f"not an order number of this format ({self.describe()})."
+            )
         yy, rest = divmod(stem, 10**10)
         mo, rest = divmod(rest, 10**8)
         dd, rest = divmod(rest, 10**6)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ClockBehind", "Reserved", "SecondFull", "reserve"]
+__all__ = ["ClockBehind", "Reserved", "Resuming", "SecondFull", "reserve", "resume"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,15 @@ class ClockBehind:
     seconds: int
 
 
-Outcome = Reserved | SecondFull | ClockBehind
+@dataclass(frozen=True)
+class Resuming:
+    """The stream was recovered at the next second: try again in ``wait_ms``, when the
+    clock has reached it (see :func:`resume`)."""
+
+    wait_ms: int
+
+
+Outcome = Reserved | SecondFull | ClockBehind | Resuming
 
 
 def reserve(
@@ -73,3 +81,34 @@ def reserve(
             return last, SecondFull((second - now) * 1000 + (1000 - now_ms))
     granted = min(count, cap - sequence)
     return (second, sequence + granted), Reserved(second, sequence + 1, granted)
+
+
+def resume(
+    state: tuple[int, int] | None,
+    database: tuple[int, int] | None,
+    now: int,
+    *,
+    first_sequence: int,
+    force: bool = False,
+) -> tuple[int, int]:
+    """The state a stream's store must hold after a recovery (never lower than ``state``).
+
+    ``state`` is what the store holds (``None``: nothing), ``database`` the position of the
+    stream's largest number in the database, ``now`` the store's local second. A store
+    that holds nothing, or less than the database, lost numbers; so may a store whose
+    number met a conflict in the database (``force``). Numbers reserved before the loss
+    may still be on their way to the database, at any position up to the store's current
+    second (or up to the database's largest, if that runs ahead): the stream resumes at
+    the start of the second after both, where no such reservation can be. It costs the
+    rest of the current second's numbers. A store at or above the database, not forced,
+    is left alone.
+
+    The Redis store also holds the stream there until its clock reaches that second
+    (:class:`Resuming`): numbers are then never issued ahead of its clock, so a state lost
+    again right after a recovery is still behind the clock of the next one.
+    """
+    if state is not None and not force and (database is None or state >= database):
+        return state
+    second = max(now, database[0] if database is not None else now)
+    target = (second + 1, first_sequence - 1)
+    return target if state is None or state < target else state

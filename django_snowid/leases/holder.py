@@ -28,7 +28,13 @@ from ..conf import conf
 from ..core.generator import Clock, SnowflakeGenerator
 from ..core.layout import Layout
 from ..exceptions import WorkerIdError, WorkerLeaseLost
-from .stores import DatabaseLeaseStore, LeaseStore, RedisLeaseStore, SlotStore
+from .database import DatabaseLeaseStore
+from .stores import (
+    LeaseStore,
+    RedisLeaseStore,
+    SlotStore,
+    StoreSettling,
+)
 
 __all__ = [
     "LEASE_SOURCES",
@@ -45,7 +51,15 @@ LEASE_SOURCES = ("slot", "redis", "database")
 @dataclass(frozen=True)
 class PoolSpec:
     """The worker ids one process may lease for a layout: the last node part is leased,
-    the other parts are fixed by ``SNOWID_WORKER_ID`` (e.g. the datacenter)."""
+    the other parts are fixed by ``SNOWID_WORKER_ID`` (e.g. the datacenter).
+
+    A lease is of a node value, in a pool named after the bits the node occupies in an
+    id (what makes two ids collide), never after the layout's name: layouts that put
+    their node in the same bits (``classic`` and ``datacenter``) share one pool, so old
+    and new processes of a deploy that changes the layout never hold the same node value.
+    The pool's node values are ``first .. first + size - 1`` (the leased part is the
+    last, lowest, part of the node).
+    """
 
     name: str
     size: int
@@ -57,6 +71,10 @@ class PoolSpec:
             return self.layout.node_value(worker) if self.layout.node_parts else 0
         leased = self.layout.node_parts[-1].name
         return self.layout.node_value({**dict(self.fixed), leased: worker})
+
+    @property
+    def first(self) -> int:
+        return self.node(0)
 
 
 def pool_for(layout: Layout, key: str, worker_setting: int | Mapping[str, int]) -> PoolSpec:
@@ -73,8 +91,8 @@ def pool_for(layout: Layout, key: str, worker_setting: int | Mapping[str, int]) 
     size = 1 << parts[-1].bits
     if conf.WORKER_POOL_SIZE:
         size = min(size, int(conf.WORKER_POOL_SIZE))
-    suffix = ",".join(f"{k}={v}" for k, v in fixed.items())
-    return PoolSpec(f"{key}:{suffix}" if suffix else key, size, layout, tuple(fixed.items()))
+    name = f"node-bits-{layout.sequence_bits}-{layout.node_bits}"
+    return PoolSpec(name, size, layout, tuple(fixed.items()))
 
 
 def get_lease_store(source: str) -> LeaseStore:
@@ -135,18 +153,34 @@ class WorkerLease:
         self.generator: SnowflakeGenerator | None = None
         self._valid_until = 0.0
         self._lost = False
+        self._taken_by_another = ""
+        self._written_horizon = -1  # slot: the horizon recorded in the lock file
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     # ---------------------------------------------------------------- life
     def acquire(self) -> WorkerLease:
-        started = time.monotonic()
-        acquired = self.store.acquire(
-            self.pool.name, self.pool.size, self.owner, self.token, self.ttl_ms
+        while True:
+            started = time.monotonic()
+            try:
+                acquired = self.store.acquire(
+                    self.pool.name,
+                    self.pool.size,
+                    self.owner,
+                    self.token,
+                    self.ttl_ms,
+                    first=self.pool.first,
+                )
+                break
+            except StoreSettling as settling:
+                # Not a clock problem: the lease store lost its records. Only newcomers
+                # wait; live holders re-assert their leases and keep issuing.
+                time.sleep(settling.wait_ms / 1000)
+        self.worker = self.node = acquired.worker  # a node value
+        self.resume_tick = (
+            self._tick_of_ms(acquired.tick_bound) if acquired.bound_is_ms else acquired.tick_bound
         )
-        self.worker = acquired.worker
-        self.node = self.pool.node(acquired.worker)
-        self.resume_tick = acquired.tick_bound
+        self._written_horizon = self.resume_tick
         self._valid_until = started + self.ttl_ms / 1000 - self.margin_s
         _held.append(self)
         return self
@@ -158,23 +192,58 @@ class WorkerLease:
         self._thread.start()
 
     def check(self) -> None:
-        """The generator's guard: refuse once the lease may have expired."""
+        """The generator's guard (before each new tick): refuse once the lease may have
+        expired; a slot first records a horizon ahead of the tick it enters."""
         if self._lost or time.monotonic() > self._valid_until:
             self._lost = True
+            if self.store.name == "slot":
+                self.release()  # the lock file goes back to the pool, not leaked
             if self.on_lost is not None:
                 self.on_lost()
-            raise WorkerLeaseLost(
-                f"The lease on worker id {self.worker} of pool {self.pool.name!r} was not "
-                f"renewed within its {self.ttl_ms / 1000:g} s time-to-live (lease store "
-                f"{self.store.name!r} unreachable?). No id is issued under it; the next call "
-                "takes a new lease."
+            cause = self._taken_by_another or (
+                f"was not renewed within its {self.ttl_ms / 1000:g} s time-to-live (lease "
+                f"store {self.store.name!r} unreachable?)"
             )
+            raise WorkerLeaseLost(
+                f"The lease on worker id {self.worker} of pool {self.pool.name!r} {cause}. "
+                "No id is issued under it; the next call takes a new lease."
+            )
+
+        if self.store.name == "slot":
+            self._write_slot_horizon()
+
+    def _write_slot_horizon(self) -> None:
+        """Record a horizon a second ahead before issuing into a tick past the last one
+        recorded: the lock file is never behind what was issued (a holder killed with
+        SIGKILL leaves a bound at most a second ahead of its last id)."""
+        layout = self.pool.layout
+        tick = (self.clock() - layout.epoch_ns) // layout.unit_ns
+        if tick < self._written_horizon:
+            return
+        horizon = tick + max(1, 1_000_000_000 // layout.unit_ns)
+        self.store.renew(self.pool.name, self.worker, self.token, self.ttl_ms, self._ms(horizon))
+        self._written_horizon = horizon
+
+    def _ms(self, tick: int) -> int:
+        """What a store records for ``tick``: a slot records the absolute time (Unix ms)
+        its tick ends, so another project, epoch or layout reads it right (trap 23)."""
+        if self.store.name != "slot" or tick < 0:
+            return tick
+        layout = self.pool.layout
+        return -(-(layout.epoch_ns + (tick + 1) * layout.unit_ns) // 1_000_000)
+
+    def _tick_of_ms(self, ms: int) -> int:
+        """The last tick of this layout that starts before the Unix time ``ms``."""
+        layout = self.pool.layout
+        if ms < 0:
+            return -1
+        return max(-(-(ms * 1_000_000 - layout.epoch_ns) // layout.unit_ns) - 1, -1)
 
     def tick_horizon(self) -> int:
         """The highest tick this holder may reach before it fences itself."""
         layout = self.pool.layout
-        if self.store.name == "slot":  # same host, same clock: the tick really used
-            return self.generator.last_tick if self.generator else self.resume_tick
+        if self.store.name == "slot":  # same host, same clock: the horizon recorded
+            return self._written_horizon
         return (self.clock() + self.ttl_ms * 1_000_000 - layout.epoch_ns) // layout.unit_ns
 
     def _beat(self) -> None:
@@ -186,24 +255,30 @@ class WorkerLease:
             connections.close_all()  # this thread's own connections only
 
     def _beat_until_stopped(self) -> None:
-        from django.db import connections
-
         while not self._stop.wait(self.interval_s):
             if os.getpid() != self.pid or self._lost:
                 return
             sent = time.monotonic()
             try:
                 renewed: bool | None = self.store.renew(
-                    self.pool.name, self.worker, self.token, self.ttl_ms, self.tick_horizon()
+                    self.pool.name,
+                    self.worker,
+                    self.token,
+                    self.ttl_ms,
+                    self._ms(self.tick_horizon()),
                 )
             except Exception:  # unreachable store: keep trying while the lease is trusted
                 renewed = None
-            if self.store.name == "database":
-                connections.close_all()  # a beat every ttl / 3 keeps no connection open
             if renewed:
                 self._valid_until = sent + self.ttl_ms / 1000 - self.margin_s
             elif renewed is False or time.monotonic() > self._valid_until:
                 # False: the store answered that the lease is no longer ours.
+                if renewed is False:
+                    self._taken_by_another = (
+                        f"is no longer ours in the {self.store.name!r} lease store (it expired "
+                        "there, or another holder took the id after the store lost its "
+                        "records)"
+                    )
                 self._lost = True
                 return
 
@@ -214,7 +289,7 @@ class WorkerLease:
         last = self.generator.last_tick if self.generator else self.resume_tick
         # Best effort (at exit the store may be gone): the lease expires by itself.
         with contextlib.suppress(Exception):
-            self.store.release(self.pool.name, self.worker, self.token, last)
+            self.store.release(self.pool.name, self.worker, self.token, self._ms(last))
         if self in _held:
             _held.remove(self)
 

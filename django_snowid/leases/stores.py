@@ -1,4 +1,5 @@
-"""Where worker-id leases live: Redis, the database, or lock files on this host.
+"""Where worker-id leases live: Redis or lock files on this host (the database store,
+the default, is in ``database``).
 
 Every store hands out the lowest free worker id of a pool atomically, renews and releases
 it for the holder that owns its token, and remembers per worker id the highest tick its
@@ -11,29 +12,39 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import socket
 import threading
-import time
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
-
-from django.db import DatabaseError, IntegrityError, router, transaction
 
 from ..exceptions import WorkerIdUnavailable, WorkerPoolExhausted
 
 __all__ = [
     "Acquired",
-    "DatabaseLeaseStore",
     "LeaseInfo",
     "LeaseStore",
     "RedisLeaseStore",
     "SlotStore",
+    "StoreSettling",
+    "exhausted",
 ]
+
+
+class StoreSettling(Exception):
+    """The store lost its records (or never had any) less than a lease's time-to-live
+    plus fencing margin ago: a holder from before may still issue under any worker id
+    until it re-asserts its lease or fences itself. Ask again after ``wait_ms``."""
+
+    def __init__(self, wait_ms: int) -> None:
+        super().__init__(wait_ms)
+        self.wait_ms = wait_ms
 
 
 @dataclass(frozen=True)
 class Acquired:
     worker: int  # the leased value, 0 <= worker < pool size
     tick_bound: int  # highest tick previous holders may have used; -1 if none known
+    bound_is_ms: bool = False  # the bound is a Unix time in ms (slots), not a raw tick
 
 
 @dataclass(frozen=True)
@@ -49,7 +60,9 @@ class LeaseInfo:
 class LeaseStore(Protocol):
     name: str
 
-    def acquire(self, pool: str, size: int, owner: str, token: str, ttl_ms: int) -> Acquired: ...
+    def acquire(
+        self, pool: str, size: int, owner: str, token: str, ttl_ms: int, *, first: int = 0
+    ) -> Acquired: ...
 
     def renew(self, pool: str, worker: int, token: str, ttl_ms: int, tick_bound: int) -> bool: ...
 
@@ -58,7 +71,7 @@ class LeaseStore(Protocol):
     def leases(self, pool: str | None = None) -> list[LeaseInfo]: ...
 
 
-def _exhausted(pool: str, size: int, live: int) -> WorkerPoolExhausted:
+def exhausted(pool: str, size: int, live: int) -> WorkerPoolExhausted:
     return WorkerPoolExhausted(
         f"Worker-id pool {pool!r} is exhausted: all {size} worker ids are leased "
         f"({live} live leases). Stop some processes, wait for dead ones' leases to expire, "
@@ -67,16 +80,32 @@ def _exhausted(pool: str, size: int, live: int) -> WorkerPoolExhausted:
 
 
 # ---------------------------------------------------------------------- Redis
-# KEYS[1]: the pool, a hash: "<id>" -> "owner|token|expires_ms|acquired_ms", and
-#          "tick:<id>" -> the highest tick holders of <id> may have used (kept forever).
-# Acquire. ARGV: pool size, ttl_ms, token, owner.
-# Returns {id, tick_bound or -1}; {-1, live leases} when the pool is full; {-2, id} garbage.
+# KEYS[1]: the pool, a hash: "<id>" -> "owner|token|expires_ms|acquired_ms",
+#          "tick:<id>" -> the highest tick holders of <id> may have used (kept forever),
+#          "since" -> when (Redis time, ms) this hash was last found missing: the store
+#          lost its records then (FLUSHALL, a restart without persistence) or never had
+#          any. Until "since" + grace, a missing record proves nothing: a live holder may
+#          not have re-asserted its lease yet.
+# Acquire. ARGV: pool size, ttl_ms, token, owner, grace_ms (ttl + fencing margin: by then
+# every holder from before the loss has re-asserted its lease or fenced itself), first
+# (the ids tried are first .. first + size - 1).
+# Returns {id, tick_bound or -1}; {-1, live leases} when the pool is full; {-2, id}
+# garbage; {-3, ms} when the store lost its records less than grace_ms ago: come back
+# after ms.
 ACQUIRE_LUA: Final = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local size, ttl = tonumber(ARGV[1]), tonumber(ARGV[2])
+local grace = tonumber(ARGV[5])
+local since = tonumber(redis.call('HGET', KEYS[1], 'since') or '')
+if not since then
+  since = now
+  redis.call('HSET', KEYS[1], 'since', now)
+end
+if now - since < grace then return {-3, since + grace - now} end
 local live = 0
-for id = 0, size - 1 do
+local first = tonumber(ARGV[6])
+for id = first, first + size - 1 do
   local v = redis.call('HGET', KEYS[1], tostring(id))
   local free = true
   if v then
@@ -94,18 +123,26 @@ end
 return {-1, live}
 """
 
-# Renew (ARGV: id, token, ttl_ms, tick_bound) or release (ttl_ms = 0). Returns 1 if this
-# token held a lease that had not expired (renewed or released), else 0.
+# Renew (ARGV: id, token, ttl_ms, tick_bound, owner) or release (ttl_ms = 0). Returns 1
+# if this token held a lease that had not expired (renewed or released), or if the
+# lease's record is gone (the store lost it): nobody else holds the id, so the holder
+# re-asserts it with its own horizon. Returns 0, writing nothing, when another holder
+# has the id or this lease expired: a lost lease must not raise the id's tick bound.
 RENEW_LUA: Final = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local id, token, ttl, bound = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local v = redis.call('HGET', KEYS[1], id)
+local owner, acquired = ARGV[5], now
+if v then
+  local held, expires
+  owner, held, expires, acquired = string.match(v, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
+  if held ~= token or tonumber(expires) <= now then return 0 end
+elseif not redis.call('HGET', KEYS[1], 'since') then
+  redis.call('HSET', KEYS[1], 'since', now)
+end
 local old = tonumber(redis.call('HGET', KEYS[1], 'tick:' .. id) or '-1') or -1
 if bound > old then redis.call('HSET', KEYS[1], 'tick:' .. id, bound) end
-local v = redis.call('HGET', KEYS[1], id)
-if not v then return 0 end
-local owner, held, expires, acquired = string.match(v, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
-if held ~= token or tonumber(expires) <= now then return 0 end
 if ttl == 0 then
   redis.call('HDEL', KEYS[1], id)
 else
@@ -157,10 +194,17 @@ class RedisLeaseStore:
                 f"Redis refused the worker-id pool key {self.key(pool)!r}: {exc}"
             ) from exc
 
-    def acquire(self, pool: str, size: int, owner: str, token: str, ttl_ms: int) -> Acquired:
-        worker, other = (int(v) for v in self._run(ACQUIRE_SHA, pool, [size, ttl_ms, token, owner]))
+    def acquire(
+        self, pool: str, size: int, owner: str, token: str, ttl_ms: int, *, first: int = 0
+    ) -> Acquired:
+        # A holder fences itself a margin before its lease expires (holder.WorkerLease).
+        grace = ttl_ms + min(ttl_ms // 3, 2000)
+        answer = self._run(ACQUIRE_SHA, pool, [size, ttl_ms, token, owner, grace, first])
+        worker, other = int(answer[0]), int(answer[1])
+        if worker == -3:
+            raise StoreSettling(other)
         if worker == -1:
-            raise _exhausted(pool, size, other)
+            raise exhausted(pool, size, other)
         if worker == -2:
             raise WorkerIdUnavailable(
                 f"The worker-id lease {other} in the Redis key {self.key(pool)!r} is garbage "
@@ -169,10 +213,11 @@ class RedisLeaseStore:
         return Acquired(worker, other)
 
     def renew(self, pool: str, worker: int, token: str, ttl_ms: int, tick_bound: int) -> bool:
-        return bool(self._run(RENEW_SHA, pool, [worker, token, ttl_ms, tick_bound]))
+        owner = f"{socket.gethostname()}:{os.getpid()}"
+        return bool(self._run(RENEW_SHA, pool, [worker, token, ttl_ms, tick_bound, owner]))
 
     def release(self, pool: str, worker: int, token: str, tick_bound: int) -> None:
-        self._run(RENEW_SHA, pool, [worker, token, 0, tick_bound])
+        self.renew(pool, worker, token, 0, tick_bound)
 
     def leases(self, pool: str | None = None) -> list[LeaseInfo]:
         client = self._client()
@@ -184,7 +229,7 @@ class RedisLeaseStore:
             fields = client.hgetall(self.key(name))
             ticks = {k.decode(): int(v) for k, v in fields.items() if k.startswith(b"tick:")}
             for field, value in fields.items():
-                if field.startswith(b"tick:"):
+                if field.startswith(b"tick:") or field == b"since":
                     continue
                 owner, _token, expires, acquired = value.decode().split("|")
                 worker = int(field)
@@ -199,100 +244,6 @@ class RedisLeaseStore:
                     )
                 )
         return sorted(found, key=lambda lease: (lease.pool, lease.worker))
-
-
-# ------------------------------------------------------------------- database
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
-class DatabaseLeaseStore:
-    """Leases in a table of this app: a unique (pool, worker) row and conditional updates.
-
-    Expiry uses the app servers' clocks: keep them in sync (NTP) when several hosts share
-    a pool.
-    """
-
-    name = "database"
-
-    def _model(self) -> Any:
-        from ..models import WorkerLease
-
-        return WorkerLease
-
-    def _db(self) -> str:
-        return router.db_for_write(self._model())
-
-    def acquire(self, pool: str, size: int, owner: str, token: str, ttl_ms: int) -> Acquired:
-        db = self._db()
-        try:
-            return self._acquire(db, pool, size, owner, token, ttl_ms)
-        except DatabaseError as exc:
-            raise WorkerIdUnavailable(
-                f"The database {db!r} is unreachable for worker-id leases: {exc}"
-            ) from exc
-
-    def _acquire(
-        self, db: str, pool: str, size: int, owner: str, token: str, ttl_ms: int
-    ) -> Acquired:
-        model = self._model()
-        rows = {r.worker: r for r in model.objects.using(db).filter(pool=pool)}
-        now = _now_ms()
-        live = 0
-        for worker in range(size):
-            row = rows.get(worker)
-            if row is None:
-                try:
-                    with transaction.atomic(using=db):
-                        model.objects.using(db).create(
-                            pool=pool,
-                            worker=worker,
-                            owner=owner,
-                            token=token,
-                            acquired_ms=now,
-                            expires_ms=now + ttl_ms,
-                            tick_bound=-1,
-                        )
-                    return Acquired(worker, -1)
-                except IntegrityError:  # taken meanwhile
-                    continue
-            if row.expires_ms > now:
-                live += 1
-                continue
-            # Compare-and-set on the expiry we read: only one taker wins an expired lease.
-            if (
-                model.objects.using(db)
-                .filter(pk=row.pk, expires_ms=row.expires_ms)
-                .update(owner=owner, token=token, acquired_ms=now, expires_ms=now + ttl_ms)
-            ):
-                return Acquired(worker, row.tick_bound)
-        raise _exhausted(pool, size, live)
-
-    def renew(self, pool: str, worker: int, token: str, ttl_ms: int, tick_bound: int) -> bool:
-        from django.db.models import Value
-        from django.db.models.functions import Greatest
-
-        model = self._model()
-        now = _now_ms()
-        rows = model.objects.using(self._db()).filter(pool=pool, worker=worker, token=token)
-        return bool(
-            rows.filter(expires_ms__gt=now).update(
-                expires_ms=now + ttl_ms if ttl_ms else 0,
-                tick_bound=Greatest("tick_bound", Value(tick_bound)),
-            )
-        )
-
-    def release(self, pool: str, worker: int, token: str, tick_bound: int) -> None:
-        self.renew(pool, worker, token, 0, tick_bound)
-
-    def leases(self, pool: str | None = None) -> list[LeaseInfo]:
-        rows = self._model().objects.using(self._db()).filter(expires_ms__gt=0)
-        if pool:
-            rows = rows.filter(pool=pool)
-        return [
-            LeaseInfo(r.pool, r.worker, r.owner, r.acquired_ms, r.expires_ms, r.tick_bound)
-            for r in rows.order_by("pool", "worker")
-        ]
 
 
 # ---------------------------------------------------------------------- slots
@@ -315,14 +266,16 @@ class SlotStore:
         safe = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in pool)
         return os.path.join(self.directory, f"{safe}.{worker}.lock")
 
-    def acquire(self, pool: str, size: int, owner: str, token: str, ttl_ms: int) -> Acquired:
+    def acquire(
+        self, pool: str, size: int, owner: str, token: str, ttl_ms: int, *, first: int = 0
+    ) -> Acquired:
         try:
             os.makedirs(self.directory, mode=0o700, exist_ok=True)
         except OSError as exc:
             raise WorkerIdUnavailable(
                 f"Cannot create the slot directory {self.directory}: {exc}"
             ) from exc
-        for worker in range(size):
+        for worker in range(first, first + size):
             fd = os.open(self._path(pool, worker), os.O_RDWR | os.O_CREAT, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -330,17 +283,20 @@ class SlotStore:
                 os.close(fd)
                 continue
             data = os.pread(fd, 64, 0).decode(errors="replace").split()
-            bound = int(data[0]) if data and data[0].lstrip("-").isdigit() else -1
+            text = data[0] if data else ""
             with self._lock:
                 self._files[(pool, worker)] = fd
-            return Acquired(worker, bound)
-        raise _exhausted(pool, size, size)
+            if text.startswith("@") and text[1:].isdigit():  # "@<unix ms>"
+                return Acquired(worker, int(text[1:]), bound_is_ms=True)
+            # A raw tick (written by an earlier version): read in this layout.
+            return Acquired(worker, int(text) if text.lstrip("-").isdigit() else -1)
+        raise exhausted(pool, size, size)
 
     def renew(self, pool: str, worker: int, token: str, ttl_ms: int, tick_bound: int) -> bool:
         fd = self._files.get((pool, worker))
         if fd is None:
             return False
-        os.pwrite(fd, f"{tick_bound:<20d}\n".encode(), 0)
+        os.pwrite(fd, f"@{tick_bound:<20d}\n".encode(), 0)
         return True
 
     def release(self, pool: str, worker: int, token: str, tick_bound: int) -> None:

@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import functools
+import re
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.core import checks
 from django.core.signals import setting_changed
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, OperationalError, connections, models, transaction
 from django.db.models.signals import pre_save
 from django.dispatch import receiver
 
+from .. import inventory
 from ..conf import conf
 from ..core.orderformat import DecodedOrderNumber, OrderNumberFormat, zone_has_dst
-from ..exceptions import InvalidShardValue, LayoutError
-from ..fieldflags import drop_generated_defaults
+from ..exceptions import LayoutError, OrderTransactionConflict
+from ..fieldflags import check_shard_from, drop_generated_defaults, shard_source
 from .issuer import BACKENDS, StreamIssuer, get_issuer
+from .stores import is_contention
 
 __all__ = ["OrderNumberField", "OrderNumberQuerySet", "assign_order_numbers"]
 
@@ -102,26 +105,7 @@ class OrderNumberField(models.BigIntegerField):
     def shard_value(self, instance: models.Model, fmt: OrderNumberFormat | None = None) -> int:
         if self.shard_from is None:
             return 0
-        try:
-            value = getattr(instance, self.shard_from)
-        except AttributeError:
-            raise InvalidShardValue(
-                f"shard_from={self.shard_from!r}: {type(instance).__name__} has no such attribute."
-            ) from None
-        if type(value) is int and value >= 0:  # the common case, checked first
-            return (fmt or self.format).shard_of_user(value)
-        label = f"{type(instance).__name__}.{self.shard_from}"
-        if value is None:
-            raise InvalidShardValue(
-                f"{label} is None: an order number needs it to carry the shard. "
-                "No number was issued and nothing was written."
-            )
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise InvalidShardValue(
-                f"{label} is {value!r}: the shard comes from a non-negative integer. "
-                "No number was issued and nothing was written."
-            )
-        return (fmt or self.format).shard_of_user(value)
+        return (fmt or self.format).shard_of_user(shard_source(instance, self.shard_from))
 
     def _issuer(self) -> StreamIssuer:
         cached = self._cached_issuer
@@ -164,7 +148,10 @@ class OrderNumberField(models.BigIntegerField):
         self, cls: type[models.Model], name: str, private_only: bool = False
     ) -> None:
         super().contribute_to_class(cls, name, private_only=private_only)
-        if not cls._meta.abstract and getattr(cls, _RETRY_INSTALLED, None) is not cls:
+        if cls._meta.abstract:
+            return
+        inventory.register(self, "order")
+        if getattr(cls, _RETRY_INSTALLED, None) is not cls:
             _install_insert_retry(cls)
 
     # ------------------------------------------------------ migrations
@@ -181,27 +168,15 @@ class OrderNumberField(models.BigIntegerField):
 
     # ---------------------------------------------------------- checks
     def check(self, **kwargs: Any) -> list[checks.CheckMessage]:
-        return [*super().check(**kwargs), *self._check_shard_from(), *self._check_format()]
+        return [
+            *super().check(**kwargs),
+            *check_shard_from(self, self.shard_from),
+            *self._check_format(),
+        ]
 
     def _error(self, msg: str, id_: str) -> checks.Error:
         hint = f"See the README section 'System checks', {id_}."
         return checks.Error(msg, hint=hint, obj=self, id=id_)
-
-    def _check_shard_from(self) -> list[checks.CheckMessage]:
-        if self.shard_from is None:
-            return []
-        names = {f.name for f in self.model._meta.get_fields()} | {
-            getattr(f, "attname", None) for f in self.model._meta.get_fields()
-        }
-        if self.shard_from in names or hasattr(self.model, self.shard_from):
-            return []
-        return [
-            self._error(
-                f"shard_from={self.shard_from!r} names no field or attribute of "
-                f"{self.model._meta.label}.",
-                "django_snowid.E201",
-            )
-        ]
 
     def _check_format(self) -> list[checks.CheckMessage]:
         try:
@@ -313,15 +288,90 @@ def _send_order_numbers_ahead(
             field.send_ahead(instance)
 
 
+def conflicting_fields(
+    exc: IntegrityError, using: str, fields: Sequence[OrderNumberField]
+) -> list[OrderNumberField]:
+    """Which of ``fields`` the failed INSERT hit the UNIQUE constraint of.
+
+    Told by the error itself (the constraint PostgreSQL names, the key MySQL/MariaDB
+    names, the column SQLite names), never by a read of the table: under REPEATABLE
+    READ or SERIALIZABLE a read sees the transaction's snapshot, which may not hold the
+    row the INSERT ran into.
+    """
+    connection = connections[using]
+    cause = exc.__cause__ or exc
+    text = str(exc)
+    diag = getattr(cause, "diag", None)
+    named = getattr(diag, "constraint_name", None)
+    if named is None and connection.vendor == "mysql":
+        found = re.search(r"for key '([^']+)'", text)
+        named = found and found.group(1).rsplit(".", 1)[-1]
+    hit: list[OrderNumberField] = []
+    for field in fields:
+        table = field.model._meta.db_table
+        if connection.vendor == "sqlite":
+            failed = text.partition("UNIQUE constraint failed:")[2]
+            if [c.strip() for c in failed.split(",")] == [f"{table}.{field.column}"]:
+                hit.append(field)
+        elif named and named in _unique_constraints(using, table, field.column):
+            hit.append(field)
+    return hit
+
+
+_constraint_names: dict[tuple[str, str, str], frozenset[str]] = {}
+
+
+def _unique_constraints(using: str, table: str, column: str) -> frozenset[str]:
+    """The names of the UNIQUE constraints of exactly ``column`` (read once per process)."""
+    key = (using, table, column)
+    names = _constraint_names.get(key)
+    if names is None:
+        connection = connections[using]
+        with connection.cursor() as cursor:
+            constraints = connection.introspection.get_constraints(cursor, table)
+        names = _constraint_names[key] = frozenset(
+            name for name, c in constraints.items() if c["unique"] and c["columns"] == [column]
+        )
+    return names
+
+
+def _retry_or_raise(exc: Exception, using: str, fields: Sequence[OrderNumberField]) -> list[Any]:
+    """The order fields to draw again after ``exc``, or raise: the retry decision of
+    ``save()`` and ``bulk_create()`` alike.
+
+    A UNIQUE conflict on an order number means the store issued it again (it lost
+    acknowledged writes): the stream recovers from the database, past everything in
+    flight, before it draws again. A deadlock or serialization failure in a transaction
+    of its own is tried again; inside the caller's it becomes ours, nothing written.
+    """
+    if isinstance(exc, IntegrityError):
+        hit = conflicting_fields(exc, using, fields)
+        if not hit:
+            raise exc
+    elif is_contention(exc):
+        if transaction.get_connection(using).in_atomic_block:
+            raise OrderTransactionConflict(
+                f"The database {using!r} reported a deadlock, a lock timeout or a "
+                f"serialization failure on an INSERT with an order number: {exc}. Nothing was "
+                "written; roll back and run the transaction again."
+            ) from exc
+        return list(fields)  # the store is fine: new numbers, no recovery
+    else:
+        raise exc
+    for field in hit:
+        field._issuer().recover(force=True)
+    return hit
+
+
 def _install_insert_retry(model: type[models.Model]) -> None:
     """Let the database be the last line of defence for the model's order numbers.
 
     If an INSERT fails on the UNIQUE constraint of an order-number column (a store that
-    lost acknowledged writes, say after a Redis failover), draw new numbers and retry
-    inside a savepoint, a bounded number of times. ``Model._do_insert`` is the one place
-    that wraps exactly the INSERT; nothing else is changed. Outside a transaction a
-    failed INSERT leaves nothing behind, so no savepoint (and no extra round trip) is
-    needed there.
+    lost acknowledged writes, say after a Redis failover), recover the stream, draw new
+    numbers and retry inside a savepoint, a bounded number of times. ``Model._do_insert``
+    is the one place that wraps exactly the INSERT; nothing else is changed. Outside a
+    transaction a failed INSERT leaves nothing behind, so no savepoint (and no extra
+    round trip) is needed there.
     """
     # Model._do_insert is private API (stable since Django 1.x), absent from type stubs.
     original: Callable[..., Any] = model._do_insert  # type: ignore[assignment]
@@ -337,17 +387,12 @@ def _install_insert_retry(model: type[models.Model]) -> None:
                     return original(self, manager, using, fields, *args)
                 with transaction.atomic(using=using, savepoint=True):
                     return original(self, manager, using, fields, *args)
-            except IntegrityError:
-                taken = [
-                    f
-                    for f in order_fields
-                    if manager.using(using).filter(**{f.attname: getattr(self, f.attname)}).exists()
-                ]
-                if not taken or attempt >= int(conf.ORDER_INSERT_RETRIES):
+            except (IntegrityError, OperationalError) as exc:
+                if attempt >= int(conf.ORDER_INSERT_RETRIES):
                     raise
-                attempt += 1
-                for field in taken:
+                for field in _retry_or_raise(exc, using, order_fields):
                     setattr(self, field.attname, field.new_number(self))
+                attempt += 1
 
     model._do_insert = _do_insert  # type: ignore[attr-defined]
     setattr(model, _RETRY_INSTALLED, model)
@@ -359,26 +404,54 @@ def assign_order_numbers(objs: list[models.Model]) -> list[models.Model]:
     A block's numbers increase; numbers other processes issue meanwhile may fall between
     them, so across processes they are unique but not strictly increasing.
     """
+    _assign(objs)
+    return objs
+
+
+def _assign(
+    objs: list[models.Model], only: Sequence[OrderNumberField] | None = None
+) -> dict[OrderNumberField, list[models.Model]]:
+    """Fill the empty numbers; return, per field, the objects that got one."""
+    filled: dict[OrderNumberField, list[models.Model]] = {}
     if not objs:
-        return objs
+        return filled
     for field in type(objs[0])._meta.concrete_fields:
-        if isinstance(field, OrderNumberField):
+        if isinstance(field, OrderNumberField) and (only is None or field in only):
             empty = [obj for obj in objs if getattr(obj, field.attname) is None]
             for obj, number in zip(empty, field.new_numbers(empty), strict=True):
                 setattr(obj, field.attname, number)
-    return objs
+            filled[field] = empty
+    return filled
 
 
 class OrderNumberQuerySet(models.QuerySet):
     """``bulk_create()`` that reserves order numbers in blocks instead of one per row.
+
+    All or nothing: the rows are written in a savepoint (a transaction in autocommit);
+    an INSERT that hits the UNIQUE column of a number it drew recovers the stream and
+    writes the whole set again with new numbers (``SNOWID_ORDER_INSERT_RETRIES``
+    times); any other failure writes none of them.
 
     Use it as ``objects = OrderNumberQuerySet.as_manager()``.
     """
 
     def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[Any]:
         objs = list(objs)
-        assign_order_numbers(objs)
-        return super().bulk_create(objs, *args, **kwargs)
+        filled = _assign(objs)
+        attempt = 0
+        while True:
+            try:
+                with transaction.atomic(using=self.db, savepoint=True):
+                    return super().bulk_create(objs, *args, **kwargs)
+            except (IntegrityError, OperationalError) as exc:
+                if attempt >= int(conf.ORDER_INSERT_RETRIES) or not filled:
+                    raise
+                hit = _retry_or_raise(exc, self.db, list(filled))
+                for field in hit:
+                    for obj in filled[field]:
+                        setattr(obj, field.attname, None)
+                filled.update(_assign(objs, only=hit))
+                attempt += 1
 
 
 def check_backend() -> list[checks.CheckMessage]:

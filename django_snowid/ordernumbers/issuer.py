@@ -15,24 +15,37 @@ from django.dispatch import receiver
 
 from ..conf import conf
 from ..core.orderformat import OrderNumberFormat
-from ..core.sequence import ClockBehind, Reserved, SecondFull
+from ..core.sequence import ClockBehind, Reserved, Resuming, SecondFull
 from ..exceptions import OrderClockBehind, OrderNumberError, OrderSecondFull
 from .stores import (
     MISSING,
     DatabaseOrderStore,
     OrderStore,
     Position,
+    RecoverArgs,
     RedisOrderStore,
     ReserveArgs,
 )
 
 if TYPE_CHECKING:
+    from django.db.models import Model
+
     from .field import OrderNumberField
 
-__all__ = ["StreamIssuer", "get_issuer", "get_store", "recover_stream", "stream_fields"]
+__all__ = [
+    "StreamIssuer",
+    "databases_for",
+    "get_issuer",
+    "get_store",
+    "recover_stream",
+    "stream_fields",
+]
 
 BACKENDS = ("redis", "database")
 DST_EXTRA_LEAD_S = 3600  # the repeated hour of a fall-back
+# A store flushed again and again (right between a recovery and the reservation after it)
+# gets this many recoveries in one call before the caller is told.
+MAX_RECOVERIES = 5
 
 
 def get_store() -> OrderStore:
@@ -64,19 +77,40 @@ def stream_fields(stream: str | None = None) -> list[OrderNumberField]:
     ]
 
 
+def databases_for(model: type[Model]) -> list[str]:
+    """Every database that can hold rows of ``model``: the primary, or every shard.
+
+    A router that spreads a model over several databases says which with a method
+    ``order_number_databases(model)`` returning their aliases (or ``None`` to pass);
+    otherwise the model lives on ``router.db_for_write(model)``, the primary (replicas
+    lag, so they are never read to decide what is safe to issue).
+    """
+    for each in router.routers:
+        method = getattr(each, "order_number_databases", None)
+        if method is not None:
+            found = method(model)
+            if found is not None:
+                return list(dict.fromkeys(found))
+    return [router.db_for_write(model)]
+
+
 def database_position(
     stream: str, fmt: OrderNumberFormat, *, using: str | None = None
 ) -> tuple[Position | None, list[tuple[OrderNumberField, int | None]]]:
     """The position of the largest number of ``stream`` in the database.
 
-    ``max()`` over the UNIQUE column is one index lookup per field.
+    ``max()`` over the UNIQUE column is one index lookup per field and database: every
+    database that can hold the field's rows (:func:`databases_for`), or ``using`` alone.
     """
     from ..introspection import column_max  # imports the fields, which import this module
 
     best: Position | None = None
     maxima: list[tuple[OrderNumberField, int | None]] = []
     for field in stream_fields(stream):
-        largest = column_max(field, using=using or router.db_for_read(field.model))
+        found = [
+            column_max(field, using=db) for db in ([using] if using else databases_for(field.model))
+        ]
+        largest = max((n for n in found if n is not None), default=None)
         maxima.append((field, largest))
         if largest is not None:
             position = fmt.position(largest)
@@ -84,11 +118,25 @@ def database_position(
     return best, maxima
 
 
-def recover_stream(stream: str, fmt: OrderNumberFormat, *, using: str | None = None) -> Position:
-    """Raise the store's state of ``stream`` to at least its largest number in the database."""
+def recover_stream(
+    stream: str,
+    fmt: OrderNumberFormat,
+    *,
+    using: str | None = None,
+    force: bool = False,
+    first_sequence: int = 1,
+) -> tuple[Position | None, Position]:
+    """Recover the store's state of ``stream`` from the database (``core.sequence.resume``).
+
+    A store that holds nothing or less than the database (or any store, ``force``)
+    resumes at the second after both the database's largest number and the store's
+    clock, past every number that may still be in flight. Returns (before, after).
+    """
     position, _ = database_position(stream, fmt, using=using)
-    _, after = get_store().raise_to(stream, position or (0, 0))
-    return after
+    args = RecoverArgs(
+        offset=fmt.utc_offset_at(time.time()), first_sequence=first_sequence, force=force
+    )
+    return get_store().recover(stream, position, args)
 
 
 class StreamIssuer:
@@ -160,10 +208,9 @@ class StreamIssuer:
         current second in one round trip; the block's numbers increase, but numbers other
         processes issue meanwhile may fall between them.
         """
-        fmt = self.format
         numbers: list[int] = []
         deadline: float | None = None
-        recovered = False
+        recovered = 0
         while len(numbers) < len(shards):
             wanted = len(shards) - len(numbers)
             outcome = self._store.reserve(self.stream, self._args(wanted))
@@ -182,23 +229,36 @@ class StreamIssuer:
                 if now + outcome.wait_ms / 1000 > deadline:
                     raise OrderSecondFull(self._full_message(waited=True))
                 time.sleep(outcome.wait_ms / 1000)
+            elif isinstance(outcome, Resuming):
+                # Recovered a moment ago: at most a second, whatever SNOWID_ORDER_WHEN_FULL.
+                time.sleep(outcome.wait_ms / 1000)
             elif isinstance(outcome, ClockBehind):
                 raise OrderClockBehind(
                     f"The clock of the order-number store is {outcome.seconds} s behind the last "
                     f"number of stream {self.stream!r}, more than the {self._max_lead} s allowed "
                     "(SNOWID_ORDER_MAX_BACKWARDS_S); nothing was issued."
                 )
-            elif outcome is MISSING and not recovered:
+            elif outcome is MISSING and recovered < MAX_RECOVERIES:
                 # Redis restarted or was flushed (or the stream is new): rebuild the state
                 # from the database before issuing anything.
-                recover_stream(self.stream, fmt)
-                recovered = True
+                self.recover()
+                recovered += 1
             else:
                 raise OrderNumberError(
                     f"The store lost the state of stream {self.stream!r} again right after "
-                    "it was recovered; nothing was issued."
+                    f"it was recovered, {recovered} times; nothing was issued."
                 )
         return numbers
+
+    def recover(self, *, force: bool = False) -> None:
+        """Recover the stream from the database; ``force``: after a number met a conflict
+        there (the store issued it again), resume past the store's clock in any case."""
+        recover_stream(
+            self.stream,
+            self.format,
+            force=force,
+            first_sequence=self._args(1).first_sequence,
+        )
 
     def _stem(self, local_second: int) -> int:
         cached_second, stem = self._stem_cache

@@ -10,19 +10,27 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import threading
 import time
 from typing import Any, Final, NamedTuple, Protocol
 
 import redis
 from django.db import OperationalError, router, transaction
-from django.db.models import Q
 
-from ..core.sequence import ClockBehind, Outcome, Reserved, SecondFull, reserve
-from ..exceptions import OrderNumberError, OrderNumberUnavailable
+from ..core.sequence import ClockBehind, Outcome, Reserved, Resuming, SecondFull, reserve, resume
+from ..exceptions import OrderNumberError, OrderNumberUnavailable, OrderTransactionConflict
 from .redischannel import Channel, Request
 
-__all__ = ["MISSING", "DatabaseOrderStore", "OrderStore", "RedisOrderStore", "ReserveArgs"]
+__all__ = [
+    "MISSING",
+    "DatabaseOrderStore",
+    "OrderStore",
+    "RecoverArgs",
+    "RedisOrderStore",
+    "ReserveArgs",
+    "is_contention",
+]
 
 
 class _Missing:
@@ -46,10 +54,27 @@ class ReserveArgs(NamedTuple):
     max_lead: int  # how many seconds the state may be ahead of the clock
 
 
+class RecoverArgs(NamedTuple):
+    """What a recovery needs besides the stream (see ``core.sequence.resume``)."""
+
+    offset: int  # the zone's UTC offset in seconds
+    first_sequence: int  # of the second the stream resumes at
+    force: bool  # resume past the store's clock even if the store is ahead of the database
+
+
 class OrderStore(Protocol):
     name: str
 
     def reserve(self, stream: str, args: ReserveArgs) -> Outcome | _Missing: ...
+
+    def recover(
+        self, stream: str, database: Position | None, args: RecoverArgs
+    ) -> tuple[Position | None, Position]:
+        """Apply ``core.sequence.resume`` atomically, on the store's own clock.
+
+        Returns (state before, state after).
+        """
+        ...
 
     def raise_to(self, stream: str, position: Position) -> tuple[Position | None, Position]:
         """Raise the state to at least ``position``, atomically; never lower it.
@@ -68,15 +93,21 @@ class OrderStore(Protocol):
 # ARGV[2]: the cap (largest sequence of a second)   ARGV[3]: how many numbers
 # ARGV[4]: first sequence of a new second            ARGV[5]: max seconds ahead of the clock
 # Returns {1, second, first_sequence, count}: reserved; {2, wait_ms}: the second is full;
-# {3, seconds_behind}: the clock is too far behind; {4}: no state; {5}: the state is garbage.
+# {3, seconds_behind}: the clock is too far behind; {4}: no state; {5}: the state is garbage;
+# {6, wait_ms}: the stream was recovered and resumes when the clock reaches its second.
 RESERVE_LUA: Final = """
-local state = redis.call('HMGET', KEYS[1], 'sec', 'seq')
+local state = redis.call('HMGET', KEYS[1], 'sec', 'seq', 'hold')
 if not state[1] then return {4} end
 local second, sequence = tonumber(state[1]), tonumber(state[2])
 if not second or not sequence then return {5} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(ARGV[1])
 local now_ms = math.floor(tonumber(t[2]) / 1000)
+if state[3] then
+  local hold = tonumber(state[3])
+  if hold and now < hold and hold <= now + 1 then return {6, 1000 - now_ms} end
+  redis.call('HDEL', KEYS[1], 'hold')
+end
 local cap, count = tonumber(ARGV[2]), tonumber(ARGV[3])
 local first, lead = tonumber(ARGV[4]), tonumber(ARGV[5])
 if now > second then
@@ -112,9 +143,43 @@ return {0, 0, 0, second, sequence}
 """
 
 
+# Recover a stream: the same steps as core.sequence.resume(), on the clock of Redis.
+# A stream that resumes at the second after the clock's is held there (field "hold")
+# until the clock reaches it: numbers are then never issued ahead of the clock, so the
+# clock of a later recovery is past every number of a state lost meanwhile.
+# KEYS[1]: the stream's state hash
+# ARGV[1]: 1 if the database holds a number of the stream, else 0
+# ARGV[2], ARGV[3]: local second and sequence of the database's largest number
+# ARGV[4]: the zone's UTC offset in seconds   ARGV[5]: first sequence   ARGV[6]: force (0/1)
+# Returns {had_state (0/1), before_second, before_sequence, after_second, after_sequence}.
+RECOVER_LUA: Final = """
+local state = redis.call('HMGET', KEYS[1], 'sec', 'seq')
+local bs, bq = tonumber(state[1]), tonumber(state[2])
+local had = bs ~= nil and bq ~= nil
+local has_db, ds, dq = ARGV[1] == '1', tonumber(ARGV[2]), tonumber(ARGV[3])
+if had and ARGV[6] ~= '1' and (not has_db or bs > ds or (bs == ds and bq >= dq)) then
+  return {1, bs, bq, bs, bq}
+end
+local now = tonumber(redis.call('TIME')[1]) + tonumber(ARGV[4])
+local ts, tq = now + 1, tonumber(ARGV[5]) - 1
+if has_db and ds >= now then ts = ds + 1 end
+if had and (bs > ts or (bs == ts and bq >= tq)) then
+  return {1, bs, bq, bs, bq}
+end
+if ts == now + 1 then
+  redis.call('HSET', KEYS[1], 'sec', ts, 'seq', tq, 'hold', ts)
+else
+  redis.call('HSET', KEYS[1], 'sec', ts, 'seq', tq)
+  redis.call('HDEL', KEYS[1], 'hold')
+end
+if had then return {1, bs, bq, ts, tq} end
+return {0, 0, 0, ts, tq}
+"""
+
 RESERVE_SHA: Final = hashlib.sha1(RESERVE_LUA.encode()).hexdigest()
 RAISE_SHA: Final = hashlib.sha1(RAISE_LUA.encode()).hexdigest()
-_SCRIPTS: Final = {RESERVE_SHA: RESERVE_LUA, RAISE_SHA: RAISE_LUA}
+RECOVER_SHA: Final = hashlib.sha1(RECOVER_LUA.encode()).hexdigest()
+_SCRIPTS: Final = {RESERVE_SHA: RESERVE_LUA, RAISE_SHA: RAISE_LUA, RECOVER_SHA: RECOVER_LUA}
 
 
 class SentReservation(NamedTuple):
@@ -208,8 +273,8 @@ class RedisOrderStore:
                 failures += 1
                 if failures == 2:
                     raise OrderNumberUnavailable(
-                        f"Redis (cache alias {self.alias!r}) is unreachable: {exc}. "
-                        "No order number was issued."
+                        f"Redis (cache alias {self.alias!r}) is unreachable: "
+                        f"{str(exc).rstrip('.')}. No order number was issued."
                     ) from exc
                 request = None
             except redis.exceptions.ResponseError as exc:
@@ -237,6 +302,8 @@ class RedisOrderStore:
             return ClockBehind(reply[1])
         if status == 4:
             return MISSING
+        if status == 6:
+            return Resuming(reply[1])
         raise OrderNumberError(
             f"The Redis key {sent.key!r} does not hold an order-number state "
             "(fields sec and seq as integers). Delete it and run manage.py snowid_recover."
@@ -246,7 +313,17 @@ class RedisOrderStore:
         return self.reserve_result(self.send_reserve(stream, args))
 
     def raise_to(self, stream: str, position: Position) -> tuple[Position | None, Position]:
-        reply = self._result(RAISE_SHA, self.key(stream), tuple(position), None)
+        return self._before_after(self._result(RAISE_SHA, self.key(stream), tuple(position), None))
+
+    def recover(
+        self, stream: str, database: Position | None, args: RecoverArgs
+    ) -> tuple[Position | None, Position]:
+        second, sequence = database or (0, 0)
+        argv = (int(database is not None), second, sequence, *args[:2], int(args.force))
+        return self._before_after(self._result(RECOVER_SHA, self.key(stream), argv, None))
+
+    @staticmethod
+    def _before_after(reply: Any) -> tuple[Position | None, Position]:
         had, bs, bq, as_, aq = (int(v) for v in reply)
         return ((bs, bq) if had else None), (as_, aq)
 
@@ -256,7 +333,7 @@ class RedisOrderStore:
             second, sequence = client.hmget(self.key(stream), ["sec", "seq"])
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
             raise OrderNumberUnavailable(
-                f"Redis (cache alias {self.alias!r}) is unreachable: {exc}."
+                f"Redis (cache alias {self.alias!r}) is unreachable: {str(exc).rstrip('.')}."
             ) from exc
         if second is None or sequence is None:
             return None
@@ -264,14 +341,41 @@ class RedisOrderStore:
 
 
 # ------------------------------------------------------------------- database
+#: SQLSTATEs of a serialization failure, a deadlock victim and a lock that was not granted.
+_CONTENTION_SQLSTATES: Final = frozenset({"40001", "40P01", "55P03"})
+#: MySQL/MariaDB: lock wait timeout, deadlock.
+_CONTENTION_ERRNOS: Final = frozenset({1205, 1213})
+_OWN_TRANSACTION_TRIES: Final = 8
+
+
+def is_contention(exc: BaseException) -> bool:
+    """A deadlock, a lock timeout or a serialization failure: the server is reachable,
+    the transaction lost a race and may be run again."""
+    cause = exc.__cause__ or exc
+    code = getattr(cause, "sqlstate", None) or getattr(cause, "pgcode", None)
+    if code in _CONTENTION_SQLSTATES:
+        return True
+    args = getattr(cause, "args", ())
+    if args and args[0] in _CONTENTION_ERRNOS:
+        return True
+    return "database is locked" in str(exc)  # SQLite's busy timeout ran out
+
+
 class DatabaseOrderStore:
     """The state of every stream in a table of this app, one row per stream.
 
-    A reservation reads the row and writes it back with a compare-and-set
-    (``UPDATE ... WHERE second = <read> AND sequence = <read>``): two statements, no
-    explicit transaction; a writer that loses the race twice takes the row lock. Inside
-    a transaction the written row stays locked until it ends (with ATOMIC_REQUESTS,
-    requests that issue numbers of one stream run one after the other).
+    Outside a transaction a reservation reads the row and writes it back with a
+    compare-and-set (``UPDATE ... WHERE second = <read> AND sequence = <read>``): two
+    statements, no explicit transaction; a writer that loses the race twice takes the
+    row lock. Inside a transaction it takes the row lock at once with a locking read
+    (``SELECT ... FOR UPDATE``), so that under REPEATABLE READ or SERIALIZABLE it decides
+    on the current row, never on the transaction's snapshot; the row stays locked until
+    the transaction ends (with ATOMIC_REQUESTS, requests that issue numbers of one
+    stream run one after the other). A row is created, raised or recovered by one
+    statement (an upsert), which cannot deadlock with another one creating it.
+
+    Deadlocks, lock timeouts and serialization failures are retried when the store runs
+    its own transaction; inside the caller's they raise :class:`OrderTransactionConflict`.
     """
 
     name = "database"
@@ -284,15 +388,66 @@ class DatabaseOrderStore:
 
         return self.using or router.db_for_write(OrderStreamState)
 
-    def reserve(self, stream: str, args: ReserveArgs) -> Outcome | _Missing:
+    def _run(self, operation: Any, *args: Any) -> Any:
+        """``operation(db, *args)``, with the database's errors made ours."""
         db = self._db()
-        try:
-            return self._reserve(db, stream, *args)
-        except OperationalError as exc:  # connection lost or refused, not a constraint
-            raise OrderNumberUnavailable(
-                f"The database {db!r} is unreachable for order numbers: {exc}. "
-                "No order number was issued."
-            ) from exc
+        in_transaction = transaction.get_connection(db).in_atomic_block
+        for attempt in range(_OWN_TRANSACTION_TRIES):
+            try:
+                return operation(db, *args)
+            except OperationalError as exc:
+                if not is_contention(exc):  # connection lost or refused
+                    raise OrderNumberUnavailable(
+                        f"The database {db!r} is unreachable for order numbers: "
+                        f"{str(exc).rstrip('.')}. No order number was issued."
+                    ) from exc
+                if in_transaction or attempt == _OWN_TRANSACTION_TRIES - 1:
+                    raise OrderTransactionConflict(
+                        f"The database {db!r} reported a deadlock, a lock timeout or a "
+                        f"serialization failure on the order-number state: {exc}. Nothing "
+                        "was issued; roll back and run the transaction again."
+                    ) from exc
+                time.sleep(random.uniform(0.001, 0.01) * (attempt + 1))  # let the winner finish
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def reserve(self, stream: str, args: ReserveArgs) -> Outcome | _Missing:
+        return self._run(self._reserve, stream, *args)
+
+    def _sql(self, connection: Any) -> dict[str, str]:
+        from ..models import OrderStreamState
+
+        qn = connection.ops.quote_name
+        table = qn(OrderStreamState._meta.db_table)
+        name, second, sequence = qn("name"), qn("second"), qn("sequence")
+        select = f"SELECT {second}, {sequence} FROM {table} WHERE {name} = %s"
+        lower = f"({second} < %s OR ({second} = %s AND {sequence} < %s))"
+        insert = f"INSERT INTO {table} ({name}, {second}, {sequence}) VALUES (%s, %s, %s)"
+        if connection.vendor == "mysql":
+            # Assignments run left to right: the condition is kept in a variable before
+            # the first one changes what it reads.
+            upsert = (
+                f"{insert} ON DUPLICATE KEY UPDATE "
+                f"{sequence} = IF(@snowid_lower := {lower}, VALUES({sequence}), {sequence}), "
+                f"{second} = IF(@snowid_lower, VALUES({second}), {second})"
+            )
+        else:  # PostgreSQL, SQLite 3.24+
+            row_second, row_sequence = f"{table}.{second}", f"{table}.{sequence}"
+            upsert = (
+                f"{insert} ON CONFLICT ({name}) DO UPDATE SET {second} = EXCLUDED.{second}, "
+                f"{sequence} = EXCLUDED.{sequence} WHERE {row_second} < %s "
+                f"OR ({row_second} = %s AND {row_sequence} < %s)"
+            )
+        return {
+            "select": select,
+            "select_locked": select if connection.vendor == "sqlite" else f"{select} FOR UPDATE",
+            # SQLite has no FOR UPDATE: writing the row takes the database's write lock.
+            "lock": f"UPDATE {table} SET {sequence} = {sequence} WHERE {name} = %s",
+            "compare_and_set": (
+                f"UPDATE {table} SET {second} = %s, {sequence} = %s "
+                f"WHERE {name} = %s AND {second} = %s AND {sequence} = %s"
+            ),
+            "upsert": upsert,
+        }
 
     def _reserve(
         self,
@@ -304,28 +459,16 @@ class DatabaseOrderStore:
         first_sequence: int,
         max_lead: int,
     ) -> Outcome | _Missing:
-        from ..models import OrderStreamState
-
         connection = transaction.get_connection(db)
-        qn = connection.ops.quote_name
-        table = qn(OrderStreamState._meta.db_table)
-        # Two fixed statements on the hot path: plain SQL, no query building.
-        select = f"SELECT {qn('second')}, {qn('sequence')} FROM {table} WHERE {qn('name')} = %s"
-        compare_and_set = (
-            f"UPDATE {table} SET {qn('second')} = %s, {qn('sequence')} = %s "
-            f"WHERE {qn('name')} = %s AND {qn('second')} = %s AND {qn('sequence')} = %s"
-        )
-        lock = f"UPDATE {table} SET {qn('sequence')} = {qn('sequence')} WHERE {qn('name')} = %s"
-        # SQLite: a deferred transaction that reads before it writes deadlocks with another
-        # writer, so inside one the row is always taken with the lock first.
-        optimistic = 0 if connection.vendor == "sqlite" and connection.in_atomic_block else 2
+        sql = self._sql(connection)
+        sqlite = connection.vendor == "sqlite"
 
         def attempt(cursor: Any, *, locked: bool) -> Outcome | _Missing | None:
-            if locked:
-                cursor.execute(lock, [stream])
+            if locked and sqlite:
+                cursor.execute(sql["lock"], [stream])
                 if cursor.rowcount == 0:
                     return MISSING
-            cursor.execute(select, [stream])
+            cursor.execute(sql["select_locked" if locked else "select"], [stream])
             row = cursor.fetchone()
             if row is None:
                 return MISSING
@@ -342,41 +485,57 @@ class DatabaseOrderStore:
             )
             if state == last:  # a full second or a clock too far behind: nothing to write
                 return outcome
-            cursor.execute(compare_and_set, [*state, stream, *last])
+            cursor.execute(sql["compare_and_set"], [*state, stream, *last])
             return outcome if cursor.rowcount == 1 else None
 
-        with connection.cursor() as cursor:
-            # Optimistic first: two statements, no transaction. A writer that lost the race
-            # takes the row lock instead, so nobody starves under contention.
-            for _ in range(optimistic):
-                outcome = attempt(cursor, locked=False)
-                if outcome is not None:
-                    return outcome
+        if not connection.in_atomic_block:
+            # Optimistic first: two statements, each its own transaction (so each reads
+            # the current row at any isolation level). A writer that lost the race takes
+            # the row lock instead, so nobody starves under contention.
+            with connection.cursor() as cursor:
+                for _ in range(2):
+                    outcome = attempt(cursor, locked=False)
+                    if outcome is not None:
+                        return outcome
         with transaction.atomic(using=db), connection.cursor() as cursor:
             outcome = attempt(cursor, locked=True)
         if outcome is None:
             raise OrderNumberError(f"Stream {stream!r}: the locked state row changed under us.")
         return outcome
 
-    def raise_to(self, stream: str, position: Position) -> tuple[Position | None, Position]:
-        from ..models import OrderStreamState
+    def _upsert(
+        self, db: str, stream: str, below: Position, target: Position
+    ) -> tuple[Position | None, Position]:
+        """Create the row at ``target``, or move it to ``target`` if it is below ``below``:
+        one statement, which creates the row or waits for whoever is creating it."""
+        connection = transaction.get_connection(db)
+        sql = self._sql(connection)
+        with transaction.atomic(using=db), connection.cursor() as cursor:
+            # "Before" is for reports only: a plain read, because a locking read of a
+            # missing row takes a gap lock in InnoDB, and two such upserts deadlock.
+            cursor.execute(sql["select"], [stream])
+            row = cursor.fetchone()
+            cursor.execute(sql["upsert"], [stream, *target, below[0], below[0], below[1]])
+            cursor.execute(sql["select_locked"], [stream])
+            after = cursor.fetchone()
+        before = None if row is None else (int(row[0]), int(row[1]))
+        return before, (int(after[0]), int(after[1]))
 
-        db = self._db()
-        second, sequence = position
-        rows = OrderStreamState.objects.using(db).filter(name=stream)
-        before = rows.values_list("second", "sequence").first()
-        # Two single statements, each atomic, and no locking read: a SELECT ... FOR UPDATE
-        # of a missing row followed by an INSERT deadlocks InnoDB under concurrency.
-        if before is None:
-            OrderStreamState.objects.using(db).bulk_create(
-                [OrderStreamState(name=stream, second=second, sequence=sequence)],
-                ignore_conflicts=True,
-            )
-        rows.filter(Q(second__lt=second) | Q(second=second, sequence__lt=sequence)).update(
-            second=second, sequence=sequence
-        )
-        after = rows.values_list("second", "sequence").get()
-        return before, after
+    def raise_to(self, stream: str, position: Position) -> tuple[Position | None, Position]:
+        return self._run(self._upsert, stream, tuple(position), tuple(position))
+
+    def recover(
+        self, stream: str, database: Position | None, args: RecoverArgs
+    ) -> tuple[Position | None, Position]:
+        def operation(db: str) -> tuple[Position | None, Position]:
+            now = int(time.time()) + args.offset  # the clock of this app server
+            target = resume(None, database, now, first_sequence=args.first_sequence)
+            # resume() in one statement: a row below the database (or, forced, below the
+            # target) moves to the target; a missing row is created there.
+            below = target if args.force else (database or (0, 0))
+            return self._upsert(db, stream, below, target)
+
+        return self._run(operation)
 
     def read(self, stream: str) -> Position | None:
         from ..models import OrderStreamState

@@ -7,6 +7,7 @@ from typing import Any
 from django.core import checks
 from django.db import models
 
+from .. import inventory
 from ..core.seqplan import Template, check_name, day_stamp
 from .api import get_store
 from .config import get_spec
@@ -40,6 +41,13 @@ class _SequenceMixin:
         now = store.clock()
         value = store.next_values(spec, 1, instance._state.db, now).start
         return value, day_stamp(now, spec.zone)
+
+    def contribute_to_class(
+        self, cls: type[models.Model], name: str, private_only: bool = False
+    ) -> None:
+        super().contribute_to_class(cls, name, private_only=private_only)  # type: ignore[misc]
+        if not cls._meta.abstract:
+            inventory.register(self, "sequence")  # type: ignore[arg-type]
 
     def _check_sequence(self) -> list[checks.CheckMessage]:
         # A bad declaration is the settings checks' to report (E302, E303); the field

@@ -2,7 +2,7 @@ from django.contrib import admin
 
 from django_snowid.admin import SnowflakeAdminMixin, SnowflakeModelAdmin
 
-from .models import Order, OrderLine, Product
+from .models import GiftCard, Order, OrderLine, Product
 
 
 class OrderLineInline(admin.TabularInline):
@@ -23,3 +23,8 @@ class OrderAdmin(SnowflakeAdminMixin, admin.ModelAdmin):
 class ProductAdmin(SnowflakeModelAdmin):
     list_display = ["name", "price_cents"]
     search_fields = ["name"]
+
+
+@admin.register(GiftCard)
+class GiftCardAdmin(SnowflakeModelAdmin):
+    list_display = ["code", "balance_cents"]

@@ -3,7 +3,8 @@
 With N shard databases (N dividing 16), an order goes to ``SHOP_ORDER_SHARDS[shard % N]``
 where ``shard`` is the low 4 bits of its number, which equal the low 4 bits of its user
 id: ``number % N == user_id % N``. A user's orders all sit on one database, and an order
-number alone says where to look (``database_for_number``).
+number alone says where to look (``database_for_number``). ``order_number_databases``
+tells django-snowid's recovery to read every shard: the largest number may be on any.
 """
 
 from __future__ import annotations
@@ -50,3 +51,7 @@ class OrderShardRouter:
         return None
 
     db_for_read = db_for_write
+
+    def order_number_databases(self, model: type[models.Model]) -> list[str] | None:
+        """Every database that can hold orders: order-number recovery reads them all."""
+        return list(settings.SHOP_ORDER_SHARDS) if model._meta.label == "shop.Order" else None

@@ -1,4 +1,10 @@
 from django.contrib import admin
 from django.urls import path
 
-urlpatterns = [path("admin/", admin.site.urls)]
+from shop import views
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("gift-cards.json", views.gift_cards, name="gift-cards"),
+    path("orders.json", views.orders, name="orders"),
+]

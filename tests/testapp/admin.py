@@ -8,6 +8,7 @@ from .models import DecimalOrder, Product, ShopOrder
 @admin.register(Product)
 class ProductAdmin(SnowflakeModelAdmin):
     list_display = ["name"]
+    search_fields = ["name"]
 
 
 @admin.register(ShopOrder)

@@ -8,6 +8,7 @@ from django_snowid.fields import (
     SnowflakeAutoField,
     SnowflakeField,
 )
+from django_snowid.publicids import PublicIdQuerySet
 from django_snowid.sequences.fields import SequenceField, SequenceTextField
 
 
@@ -33,6 +34,8 @@ class Ticket(models.Model):
     id = SnowflakeAutoField(primary_key=True, layout="js")
     public_id = SnowflakeField(layout="dc")
     title = models.CharField(max_length=100, blank=True)
+
+    objects = PublicIdQuerySet.as_manager()
 
 
 class PlainAuto(models.Model):
@@ -104,3 +107,11 @@ class Invoice(models.Model):
     code = SequenceTextField(
         sequence="invoice", template="INV-{day}-{value:06d}", max_length=20, unique=True
     )
+
+
+class ShardedOrder(models.Model):
+    """Snowflake ids that end with the low 4 bits of the user id (layout "sharded")."""
+
+    id = SnowflakeAutoField(primary_key=True, layout="sharded", shard_from="user_id")
+    user_id = models.BigIntegerField(null=True)
+    receipt = SnowflakeField(layout="sharded", shard_from="user_id", null=True)

@@ -8,12 +8,13 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...conf import conf
-from ...core.layout import DecodedId
+from ...core.layout import DecodedId, iso_utc
 from ...core.orderformat import DecodedOrderNumber, OrderNumberFormat
-from ...exceptions import InvalidId, LayoutError, SnowidError
-from ...introspection import get_field
+from ...decoding import decode_tokens
+from ...exceptions import InvalidId, SnowidError
+from ...inventory import get_field
 from ...ordernumbers.field import FORMAT_OPTIONS
-from ...registry import get_layout, layout_names
+from ...registry import get_layout
 
 
 class Command(BaseCommand):
@@ -25,7 +26,12 @@ class Command(BaseCommand):
         how.add_argument(
             "--layout",
             default=None,
-            help="Read them as Snowflake ids of this configured layout (default: SNOWID_LAYOUT).",
+            help=(
+                "Read them as Snowflake ids of this configured layout. Without --layout, "
+                "--field or --order, each value is read as the admin's decode page reads "
+                "it (the default layout or an order number of a field, whichever dates it "
+                "plausibly), and the reading used is printed."
+            ),
         )
         how.add_argument(
             "--field",
@@ -52,47 +58,64 @@ class Command(BaseCommand):
         as_json: bool,
         **options: Any,
     ) -> None:
-        try:
-            if field:
-                reader: Any = get_field(field)
-            elif order:
-                reader = OrderNumberFormat(
-                    **{name: conf.order_format_default(name) for name in FORMAT_OPTIONS}
-                )
-            else:
-                reader = get_layout(layout)
-        except LayoutError as exc:
-            raise CommandError(f"{exc} Known layouts: {layout_names()}.") from None
-        except SnowidError as exc:
-            raise CommandError(str(exc)) from None
+        readings: list[str] = []
         decoded: list[DecodedId | DecodedOrderNumber] = []
         errors: list[str] = []
-        for raw in ids:
+        if not (field or order or layout):
+            for row in decode_tokens(ids):
+                if row.error:
+                    errors.append(row.error)
+                else:
+                    decoded.append(row.decoded)
+                    readings.append(f"{row.reading}, {row.why}")
+        else:
             try:
-                decoded.append(reader.decode(raw))
-            except InvalidId as exc:
-                errors.append(str(exc))
+                if field:
+                    reader: Any = get_field(field)
+                elif order:
+                    reader = OrderNumberFormat(
+                        **{name: conf.order_format_default(name) for name in FORMAT_OPTIONS}
+                    )
+                else:
+                    reader = get_layout(layout)
+            except SnowidError as exc:
+                raise CommandError(str(exc)) from None
+            for raw in ids:
+                try:
+                    decoded.append(reader.decode(raw))
+                except InvalidId as exc:
+                    errors.append(str(exc))
         if errors:
             # Nothing is printed for the good ones: a partial answer is easy to misread.
             raise CommandError("\n".join(errors))
         if as_json:
-            self.stdout.write(json.dumps([d.as_dict() for d in decoded], indent=2))
+            items = [d.as_dict() for d in decoded]
+            for item, reading in zip(items, readings, strict=False):
+                item["reading"] = reading
+            self.stdout.write(json.dumps(items, indent=2))
             return
-        for item in decoded:
-            self.stdout.write(_line(item, verbose=options["verbosity"] > 1))
+        for index, item in enumerate(decoded):
+            line = _line(item, verbose=options["verbosity"] > 1)
+            if readings:
+                line += f"  [read as {readings[index]}]"
+            self.stdout.write(line)
 
 
 def _line(item: DecodedId | DecodedOrderNumber, *, verbose: bool) -> str:
+    # Both kinds print UTC the same way ("Z"); order numbers to the second, as their
+    # stems are written.
     if isinstance(item, DecodedOrderNumber):
-        when = item.local_time.isoformat()
+        when = iso_utc(item.time, milliseconds=False)
         line = (
             f"{item.value}  {when}  stem={item.stem:012d} sequence={item.sequence} "
             f"shard={item.shard}"
         )
         return line + (f"  ({item.format.describe()})" if verbose else "")
     parts = " ".join(f"{name}={value}" for name, value in item.parts.items())
-    time = item.time.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    time = iso_utc(item.time, milliseconds=True)
     line = f"{item.value}  {time}  {parts}  sequence={item.sequence}"
+    if item.layout.shard_bits:
+        line += f" shard={item.shard}"
     if verbose:
         line += f"  (layout {item.layout.name}: {item.layout.describe()})"
     return line

@@ -1,24 +1,29 @@
 """``manage.py snowid_recover``: never reissue an order number after a store lost its state.
 
-For every order-number stream it reads ``max()`` of the stream's columns and raises the
-store's last-issued position to at least that, atomically, never lowering it. Safe at
-every deploy and while traffic flows. It also reports Snowflake columns whose newest id
+For every order-number stream it reads ``max()`` of the stream's columns on every
+database that can hold them (the primary, or every shard), and if the store holds less
+(or nothing), resumes the stream at the second after both that and the store's clock,
+past every number still in flight; it never lowers the store. Safe at every deploy and
+while traffic flows. It also reports Snowflake columns whose newest id
 lies ahead of this host's clock (a worker id reused from a host whose clock ran ahead).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from datetime import datetime, timezone
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import DEFAULT_DB_ALIAS
+from django.db import connections, router
 
+from ... import inventory
+from ...core.sequence import resume
 from ...exceptions import OrderNumberError, SnowidError
-from ...fields import OrderNumberField
-from ...introspection import check_labels, column_max, field_label, our_fields
-from ...ordernumbers.issuer import database_position, get_store
+from ...inventory import check_labels, column_max, field_label
+from ...ordernumbers.issuer import database_position, get_store, recover_stream
+from ._store_errors import store_errors
 
 
 def _position(fmt: Any, position: tuple[int, int] | None) -> str:
@@ -32,14 +37,20 @@ def _position(fmt: Any, position: tuple[int, int] | None) -> str:
 
 class Command(BaseCommand):
     help = (
-        "Raise every order-number stream's last-issued position in the store (Redis or the "
-        "database) to at least the largest number in the database. Never lowers it."
+        "Recover every order-number stream whose store (Redis or the database) holds less "
+        "than the largest number in the database: it resumes at the second after both that "
+        "number and the store's clock. Never lowers the store."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("labels", nargs="*", metavar="app_label[.ModelName]")
         parser.add_argument("--dry-run", action="store_true", help="Report only; change nothing.")
-        parser.add_argument("--database", default=DEFAULT_DB_ALIAS, help="Database to read.")
+        parser.add_argument(
+            "--database",
+            default=None,
+            help="Read this database only (default: every database that can hold the rows, "
+            "as the routers say; the primary otherwise).",
+        )
         parser.add_argument("--json", action="store_true", dest="as_json")
 
     def handle(
@@ -47,7 +58,7 @@ class Command(BaseCommand):
         *args: Any,
         labels: list[str],
         dry_run: bool,
-        database: str,
+        database: str | None,
         as_json: bool,
         **options: Any,
     ) -> None:
@@ -55,8 +66,11 @@ class Command(BaseCommand):
             check_labels(labels)
         except SnowidError as exc:
             raise CommandError(str(exc)) from None
-        fields = our_fields(*labels)
-        order_fields = [f for f in fields if isinstance(f, OrderNumberField)]
+        if database is not None and database not in connections:
+            raise CommandError(
+                f"--database {database!r} is not in DATABASES ({', '.join(connections)})."
+            )
+        order_fields = inventory.fields("order", *labels)
         store = get_store()
         rows: list[dict[str, Any]] = []
         done: set[str] = set()
@@ -68,14 +82,11 @@ class Command(BaseCommand):
                 done.add(stream)
                 target, maxima = database_position(stream, fmt, using=database)
                 before = store.read(stream)
-                if dry_run:
-                    after = (
-                        max(p for p in (before, target) if p is not None)
-                        if (before or target)
-                        else None
-                    )
+                if dry_run:  # on this host's clock, which the store's may not match
+                    now = int(time.time()) + fmt.utc_offset_at(time.time())
+                    after = resume(before, target, now, first_sequence=1)
                 else:
-                    _, after = store.raise_to(stream, target or (0, 0))
+                    before, after = recover_stream(stream, fmt, using=database)
                 for each, largest in maxima:
                     rows.append(
                         {
@@ -89,8 +100,15 @@ class Command(BaseCommand):
                     )
         except OrderNumberError as exc:
             raise CommandError(f"The order-number store is unreachable: {exc}") from None
+        except store_errors() as exc:
+            # A key of the wrong type (WRONGTYPE), a state that does not parse, a table
+            # missing: name the store and the problem, no traceback.
+            raise CommandError(
+                f"The {store.name} order-number store could not be read or raised: "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
 
-        ahead = self._snowflakes_ahead(fields, database)
+        ahead = self._snowflakes_ahead(inventory.fields("snowflake", *labels), database)
         if as_json:
             self.stdout.write(json.dumps({"streams": rows, "snowflake_ahead": ahead}, indent=2))
             return
@@ -112,7 +130,7 @@ class Command(BaseCommand):
                 r["max_in_database"] or "-",
                 r["store_before"],
                 r["store_after"],
-                ("would raise" if dry_run else "raised") if r["changed"] else "unchanged",
+                ("would resume" if dry_run else "resumed") if r["changed"] else "unchanged",
             )
             for r in rows
         ]
@@ -122,13 +140,11 @@ class Command(BaseCommand):
         if dry_run:
             self.stdout.write("Dry run: nothing was changed.")
 
-    def _snowflakes_ahead(self, fields: list[Any], database: str) -> list[dict[str, Any]]:
+    def _snowflakes_ahead(self, fields: list[Any], database: str | None) -> list[dict[str, Any]]:
         now = datetime.now(timezone.utc)
         ahead = []
         for field in fields:
-            if isinstance(field, OrderNumberField):
-                continue
-            largest = column_max(field, using=database)
+            largest = column_max(field, using=database or router.db_for_write(field.model))
             if largest is None:
                 continue
             try:

@@ -1,38 +1,100 @@
-"""``manage.py snowid_workers``: the live worker-id leases."""
+"""``manage.py snowid_workers``: what the configured worker-id source holds."""
 
 from __future__ import annotations
 
+import glob
 import json
+import os
 import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...conf import conf
-from ...exceptions import WorkerIdError
-from ...leases.holder import LEASE_SOURCES, get_lease_store
+from ...exceptions import SnowidError
+from ...leases.holder import get_lease_store
+from ._store_errors import store_errors
+
+HEADER = ["pool", "worker_id", "owner", "age_s", "last_tick", "expires_in_s"]
+
+
+def _held_inodes() -> set[tuple[int, int]] | None:
+    """(device, inode) of every file some process holds a ``flock`` on (Linux's
+    /proc/locks), or None where it cannot be known: asking by taking the lock ourselves
+    would make a starting process skip that slot."""
+    try:
+        with open("/proc/locks") as locks:
+            lines = locks.read().splitlines()
+    except OSError:
+        return None
+    held = set()
+    for line in lines:
+        fields = line.split()
+        if len(fields) > 5 and fields[1] == "FLOCK":
+            major, minor, inode = fields[5].split(":")
+            held.add((os.makedev(int(major, 16), int(minor, 16)), int(inode)))
+    return held
 
 
 class Command(BaseCommand):
-    help = "List the live worker-id leases (Redis or database lease stores)."
+    help = (
+        "List what the worker-id source (SNOWID_WORKER_ID_SOURCE) holds: the leases of "
+        "the Redis or database store, or the slot lock files of this host."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--json", action="store_true", dest="as_json")
-        parser.add_argument("--all", action="store_true", help="Include expired leases.")
+        parser.add_argument(
+            "--json", action="store_true", dest="as_json", help="Print a JSON list of the rows."
+        )
+        parser.add_argument(
+            "--all", action="store_true", help="Include expired leases and free slot files."
+        )
 
     def handle(self, *args: Any, as_json: bool, all: bool, **options: Any) -> None:
         source = conf.WORKER_ID_SOURCE
-        if source not in LEASE_SOURCES or source == "slot":
-            raise CommandError(
-                f"SNOWID_WORKER_ID_SOURCE is {source!r}: there is no lease store to list "
-                "(host-local slots are lock files; 'redis' and 'database' keep leases)."
+        if source in ("static", "env"):
+            self.stdout.write(
+                f"SNOWID_WORKER_ID_SOURCE is {source!r}: the worker id is fixed "
+                f"({'SNOWID_WORKER_ID' if source == 'static' else 'an environment variable'}),"
+                " nothing is leased."
             )
+            return
+        if source == "slot":
+            rows, where = self._slots(all), f"the slot directory {conf.WORKER_SLOT_DIR}"
+        elif source in ("redis", "database"):
+            rows, where = self._leases(source, all), f"the {source} lease store"
+        else:
+            raise CommandError(
+                f"SNOWID_WORKER_ID_SOURCE is {source!r}; expected 'static', 'env', 'slot', "
+                "'redis' or 'database'."
+            )
+        if as_json:
+            self.stdout.write(json.dumps(rows, indent=2))
+            return
+        if not rows:
+            what = "slot files" if source == "slot" else "leases"
+            self.stdout.write(f"No {'' if all else 'live '}worker-id {what} in {where}.")
+            return
+        header = list(rows[0])
+        table = [header] + [[str(row[h]) for h in header] for row in rows]
+        widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+        for line in table:
+            cells = (cell.ljust(width) for cell, width in zip(line, widths, strict=True))
+            self.stdout.write("  ".join(cells).rstrip())
+
+    def _leases(self, source: str, all: bool) -> list[dict[str, Any]]:
         try:
             leases = get_lease_store(source).leases()
-        except WorkerIdError as exc:
-            raise CommandError(str(exc)) from None
+        except (SnowidError, *store_errors()) as exc:
+            where = (
+                f"Redis (cache alias {conf.REDIS_ALIAS!r})" if source == "redis" else "the database"
+            )
+            raise CommandError(
+                f"The {source} lease store in {where} could not be read: "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
         now_ms = time.time_ns() // 1_000_000
-        rows = [
+        return [
             {
                 "pool": lease.pool,
                 "worker_id": lease.worker,
@@ -44,15 +106,26 @@ class Command(BaseCommand):
             for lease in leases
             if all or lease.expires_ms > now_ms
         ]
-        if as_json:
-            self.stdout.write(json.dumps(rows, indent=2))
-            return
-        if not rows:
-            self.stdout.write(f"No live worker-id leases in the {source} store.")
-            return
-        header = ["pool", "worker_id", "owner", "age_s", "last_tick", "expires_in_s"]
-        table = [header] + [[str(row[h]) for h in header] for row in rows]
-        widths = [max(len(line[i]) for line in table) for i in range(len(header))]
-        for line in table:
-            cells = (cell.ljust(width) for cell, width in zip(line, widths, strict=True))
-            self.stdout.write("  ".join(cells))
+
+    def _slots(self, all: bool) -> list[dict[str, Any]]:
+        directory = conf.WORKER_SLOT_DIR
+        held = _held_inodes()
+        rows = []
+        for path in sorted(glob.glob(os.path.join(glob.escape(directory), "*.*.lock"))):
+            pool, _, worker = os.path.basename(path)[: -len(".lock")].rpartition(".")
+            try:
+                info = os.stat(path)
+                with open(path, "rb") as slot:
+                    data = slot.read(64).decode(errors="replace").split()
+            except OSError as exc:
+                raise CommandError(f"Cannot read the slot file {path}: {exc}") from None
+            state = (
+                "unknown"
+                if held is None
+                else ("held" if (info.st_dev, info.st_ino) in held else "free")
+            )
+            if state == "free" and not all:
+                continue
+            bound = data[0] if data and data[0].lstrip("-").isdigit() else "-"
+            rows.append({"pool": pool, "worker_id": worker, "state": state, "last_tick": bound})
+        return rows

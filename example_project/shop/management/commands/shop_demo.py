@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -9,10 +12,12 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 import django_snowid
-from shop.models import Order, OrderLine, Product
+from shop.models import GiftCard, Order, OrderLine, Product
 from shop.routing import database_for_number
 
 DEMO_USER, DEMO_PASSWORD = "admin", "admin"
+#: The repository's root, where the printed commands are meant to be typed.
+ROOT = Path(__file__).resolve().parents[4]
 
 
 class Command(BaseCommand):
@@ -61,6 +66,10 @@ class Command(BaseCommand):
                     for i, customer in enumerate(customers, start=1)
                 ]
             )
+            # js53 ids (below 2**53): a browser's JSON.parse keeps them exact.
+            cards = GiftCard.objects.bulk_create(
+                [GiftCard(code=f"GIFT-{i}", balance_cents=2500) for i in range(1, 4)]
+            )
 
         self.stdout.write(self.style.MIGRATE_HEADING("Products (bulk_create):"))
         for product in products:
@@ -69,6 +78,9 @@ class Command(BaseCommand):
         for each in (order, second):
             self._show(f"  {each.note:<12} id", each.pk)
             self._show(f"  {'':<12} public_id", each.public_id, layout="public")
+        self.stdout.write(self.style.MIGRATE_HEADING("Gift cards (js53 ids, safe in JavaScript):"))
+        for card in cards:
+            self._show(f"  {card.code:<10}", card.pk, layout="public")
         self.stdout.write(
             self.style.MIGRATE_HEADING("Order numbers (yyMMddHHmmss + sequence + shard):")
         )
@@ -82,18 +94,22 @@ class Command(BaseCommand):
                 f"{database_for_number(each.number)!r}"
             )
 
+        # The interpreter that runs this (make demo's .venv-demo, or any other).
+        python = os.path.relpath(sys.executable, ROOT)
         self.stdout.write("")
         self.stdout.write(
             f"{Product.objects.count()} products and {Order.objects.count()} orders in "
             "example_project/db.sqlite3.\n"
             "Take any id or order number apart:\n"
-            f"  .venv/bin/python example_project/manage.py snowid_decode {order.pk}\n"
-            f"  .venv/bin/python example_project/manage.py snowid_decode {order.number} "
+            f"  {python} example_project/manage.py snowid_decode {order.pk}\n"
+            f"  {python} example_project/manage.py snowid_decode {order.number} "
             "--field shop.Order.number\n"
             "After restoring a database or losing the sequence store, before taking orders:\n"
-            "  .venv/bin/python example_project/manage.py snowid_recover\n"
+            f"  {python} example_project/manage.py snowid_recover\n"
+            "As JSON: http://127.0.0.1:8000/gift-cards.json (js53 ids as numbers) and "
+            "http://127.0.0.1:8000/orders.json (64-bit ids as strings)\n"
             "Browse them in the admin:\n"
-            "  .venv/bin/python example_project/manage.py runserver\n"
+            f"  {python} example_project/manage.py runserver\n"
             f"  then open http://127.0.0.1:8000/admin/ and log in as {DEMO_USER} / "
             f"{DEMO_PASSWORD}\n"
             "  decode page: http://127.0.0.1:8000/admin/django_snowid/iddecoder/ - paste "

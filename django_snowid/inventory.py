@@ -1,0 +1,106 @@
+"""The fields of this app in the installed models, as they registered themselves.
+
+Each field of ours calls :func:`register` when it is added to a concrete model
+(``contribute_to_class``). Services (recovery, leases, the decode page, the commands)
+ask this module for the fields they work on; they never import the field classes, so
+nothing below the fields depends on them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from django.apps import apps
+from django.db import models
+from django.db.models import Max
+
+from .exceptions import SnowidError
+
+__all__ = [
+    "DECODABLE",
+    "Kind",
+    "check_labels",
+    "column_max",
+    "field_label",
+    "fields",
+    "get_field",
+    "register",
+]
+
+#: What a field makes: Snowflake ids, order numbers, or values of a named sequence.
+Kind = Literal["snowflake", "order", "sequence"]
+
+_registered: dict[int, tuple[Kind, models.Field]] = {}
+
+
+def register(field: models.Field, kind: Kind) -> None:
+    """Called by a field of ours from ``contribute_to_class`` on a concrete model."""
+    _registered[id(field)] = (kind, field)
+
+
+def _installed(field: models.Field) -> bool:
+    model = getattr(field, "model", None)
+    if model is None or model._meta.abstract or model._meta.proxy:
+        return False
+    try:
+        return apps.get_model(model._meta.label) is model
+    except LookupError:  # a model of isolate_apps or a test's own registry
+        return False
+
+
+def field_label(field: models.Field) -> str:
+    return f"{field.model._meta.label}.{field.name}"
+
+
+#: The fields whose values ``decode()`` reads.
+DECODABLE: tuple[Kind, ...] = ("snowflake", "order")
+
+
+def fields(kinds: Kind | tuple[Kind, ...] | None = None, *labels: str) -> list[models.Field]:
+    """The registered fields of installed models, optionally of some kinds and limited to
+    app or model labels (``shop`` or ``shop.Order``), in a stable order."""
+    if isinstance(kinds, str):
+        kinds = (kinds,)
+    found = []
+    for their_kind, field in list(_registered.values()):
+        if kinds is not None and their_kind not in kinds:
+            continue
+        if not _installed(field):
+            continue
+        meta = field.model._meta
+        if labels and meta.app_label not in labels and meta.label not in labels:
+            continue
+        found.append(field)
+    return sorted(found, key=field_label)
+
+
+def check_labels(labels: list[str]) -> None:
+    """Raise for an app or model label that names nothing installed."""
+    for label in labels:
+        if "." in label:
+            try:
+                apps.get_model(label)
+            except (LookupError, ValueError):
+                raise SnowidError(
+                    f"{label!r} is not an installed model (app_label.ModelName)."
+                ) from None
+        elif label not in {c.label for c in apps.get_app_configs()}:
+            raise SnowidError(f"{label!r} is not an installed app label.")
+
+
+def get_field(label: str) -> models.Field:
+    """The Snowflake or order-number field called ``app_label.Model.field``."""
+    ours = fields(DECODABLE)
+    for field in ours:
+        if field_label(field).lower() == label.lower():
+            return field
+    known = ", ".join(field_label(f) for f in ours) or "none"
+    raise SnowidError(f"{label!r} names no Snowflake or order-number field; known: {known}.")
+
+
+def column_max(field: models.Field, *, using: str | None = None) -> int | None:
+    """The largest value of ``field``'s column: one index lookup on these indexed columns."""
+    manager = field.model._base_manager
+    if using:
+        manager = manager.db_manager(using)
+    return manager.aggregate(largest=Max(field.attname))["largest"]

@@ -1,0 +1,309 @@
+"""Worker-id leases in the database (the default store), and in this process's memory
+for an in-memory SQLite database; both behave as the stores of ``stores``."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from django.db import DatabaseError, IntegrityError, router, transaction
+
+from ..exceptions import WorkerIdUnavailable
+from .stores import Acquired, LeaseInfo, exhausted
+
+__all__ = ["DatabaseLeaseStore", "ProcessLeaseStore", "on_own_connection"]
+
+T = TypeVar("T")
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def on_own_connection(function: Callable[[], T]) -> T:
+    """Run ``function`` in a thread of its own: Django gives that thread connections of
+    its own, in autocommit, and we close them when it ends.
+
+    Trap 22: a lease written in the caller's transaction would vanish with its rollback
+    (the first id of a process is often made in ``pre_save`` inside a request's
+    ``atomic()``). Nothing stays open between calls, so a fork inherits no connection
+    and a test runner can drop its test database.
+    """
+    from django.db import connections
+
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, function()))
+        except BaseException as exc:
+            outcome.append((False, exc))
+        finally:
+            connections.close_all()  # this thread's own connections only
+
+    thread = threading.Thread(target=run, name="snowid-lease-db", daemon=True)
+    thread.start()
+    thread.join()
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value
+
+
+class ProcessLeaseStore:
+    """Leases kept in this process's memory: for an in-memory SQLite database (the one
+    Django's and pytest-django's test runners make), which no other process can see.
+
+    Its ids can never meet another process's in that database, so a pool of this
+    process is as unique as the database is shared; and a second connection to a
+    shared-cache in-memory database could not write while a ``TestCase`` holds its
+    transaction open.
+    """
+
+    name = "database"
+
+    def __init__(self) -> None:
+        self._pools: dict[str, dict[int, LeaseInfo]] = {}
+        self._tokens: dict[tuple[str, int], str] = {}
+        self._lock = threading.Lock()
+
+    def acquire(
+        self,
+        pool: str,
+        size: int,
+        owner: str,
+        token: str,
+        ttl_ms: int,
+        *,
+        first: int = 0,
+        top_down: bool = False,
+    ) -> Acquired:
+        now = _now_ms()
+        ids = range(first, first + size)
+        with self._lock:
+            rows = self._pools.setdefault(pool, {})
+            live = 0
+            for worker in reversed(ids) if top_down else ids:
+                row = rows.get(worker)
+                if row is not None and row.expires_ms > now:
+                    live += 1
+                    continue
+                bound = row.tick_bound if row is not None else -1
+                rows[worker] = LeaseInfo(pool, worker, owner, now, now + ttl_ms, bound)
+                self._tokens[(pool, worker)] = token
+                return Acquired(worker, bound)
+        raise exhausted(pool, size, live)
+
+    def renew(self, pool: str, worker: int, token: str, ttl_ms: int, tick_bound: int) -> bool:
+        now = _now_ms()
+        with self._lock:
+            row = self._pools.get(pool, {}).get(worker)
+            if row is None or self._tokens.get((pool, worker)) != token or row.expires_ms <= now:
+                return False
+            self._pools[pool][worker] = LeaseInfo(
+                pool,
+                worker,
+                row.owner,
+                row.acquired_ms,
+                now + ttl_ms if ttl_ms else 0,
+                max(row.tick_bound, tick_bound),
+            )
+            return True
+
+    def release(self, pool: str, worker: int, token: str, tick_bound: int) -> None:
+        self.renew(pool, worker, token, 0, tick_bound)
+
+    def leases(self, pool: str | None = None) -> list[LeaseInfo]:
+        with self._lock:
+            rows = [r for p in self._pools.values() for r in p.values() if r.expires_ms > 0]
+        return sorted(
+            (r for r in rows if pool is None or r.pool == pool), key=lambda r: (r.pool, r.worker)
+        )
+
+
+class DatabaseLeaseStore:
+    """Leases in a table of this app: a unique (pool, worker) row and conditional updates,
+    written on a connection of their own in autocommit (``on_own_connection``).
+
+    Expiry uses the app servers' clocks: keep them in sync (NTP) when several hosts share
+    a pool.
+    """
+
+    name = "database"
+
+    def __init__(self) -> None:
+        # The database each lease was taken in (by token): a lease taken in a test
+        # database is not renewed or released in the database named after the test run.
+        self._taken_in: dict[str, str] = {}
+        self._in_memory = ProcessLeaseStore()
+        self._provisional: set[str] = set()  # tokens held before the table existed
+
+    def _model(self) -> Any:
+        from ..models import WorkerLease
+
+        return WorkerLease
+
+    def _db(self) -> str:
+        return router.db_for_write(self._model())
+
+    def _database_name(self, db: str) -> str:
+        from django.db import connections
+
+        return str(connections[db].settings_dict["NAME"])
+
+    def _local(self, db: str) -> bool:
+        from django.db import connections
+
+        connection = connections[db]
+        return connection.vendor == "sqlite" and bool(connection.is_in_memory_db())
+
+    def acquire(
+        self, pool: str, size: int, owner: str, token: str, ttl_ms: int, *, first: int = 0
+    ) -> Acquired:
+        db = self._db()
+        if self._local(db):
+            return self._in_memory.acquire(pool, size, owner, token, ttl_ms, first=first)
+        try:
+            acquired = on_own_connection(
+                lambda: self._acquire(db, pool, size, owner, token, ttl_ms, first)
+            )
+        except DatabaseError as exc:
+            if not self._table_missing(db):
+                raise WorkerIdUnavailable(
+                    f"The database {db!r} is unreachable for worker-id leases: {exc}"
+                ) from exc
+            # A database being migrated from scratch (its first rows, django_migrations
+            # included, need ids before this app's table exists): nobody can hold a lease
+            # in it yet. Take one from the top of the pool (others start at the bottom) and
+            # write it into the table at the first heartbeat after the table exists.
+            acquired = self._in_memory.acquire(
+                pool, size, owner, token, ttl_ms, first=first, top_down=True
+            )
+            self._provisional.add(token)
+        self._taken_in[token] = self._database_name(db)
+        return acquired
+
+    def _table_missing(self, db: str) -> bool:
+        from django.db import connections
+
+        table = self._model()._meta.db_table
+        try:
+            return on_own_connection(
+                lambda: table not in connections[db].introspection.table_names()
+            )
+        except DatabaseError:
+            return False
+
+    def _acquire(
+        self, db: str, pool: str, size: int, owner: str, token: str, ttl_ms: int, first: int
+    ) -> Acquired:
+        model = self._model()
+        ids = range(first, first + size)
+        rows = {
+            r.worker: r
+            for r in model.objects.using(db).filter(
+                pool=pool, worker__gte=first, worker__lt=ids.stop
+            )
+        }
+        now = _now_ms()
+        live = 0
+        for worker in ids:
+            row = rows.get(worker)
+            if row is None:
+                if self._create(db, LeaseInfo(pool, worker, owner, now, now + ttl_ms, -1), token):
+                    return Acquired(worker, -1)
+                continue  # taken meanwhile
+            if row.expires_ms > now:
+                live += 1
+                continue
+            # Compare-and-set on the expiry we read: only one taker wins an expired lease.
+            if (
+                model.objects.using(db)
+                .filter(pk=row.pk, expires_ms=row.expires_ms)
+                .update(owner=owner, token=token, acquired_ms=now, expires_ms=now + ttl_ms)
+            ):
+                return Acquired(worker, row.tick_bound)
+        raise exhausted(pool, size, live)
+
+    def renew(self, pool: str, worker: int, token: str, ttl_ms: int, tick_bound: int) -> bool:
+        db = self._db()
+        if self._local(db):
+            return self._in_memory.renew(pool, worker, token, ttl_ms, tick_bound)
+        if self._taken_in.get(token) != self._database_name(db):
+            return False  # taken in another database (a test database since dropped)
+        owner = f"{socket.gethostname()}:{os.getpid()}"
+        try:
+            renewed = on_own_connection(
+                lambda: self._renew(db, pool, worker, owner, token, ttl_ms, tick_bound)
+            )
+        except DatabaseError:
+            if token in self._provisional and self._table_missing(db):
+                return self._in_memory.renew(pool, worker, token, ttl_ms, tick_bound)
+            raise
+        self._provisional.discard(token)
+        if not ttl_ms:
+            self._taken_in.pop(token, None)
+        return renewed
+
+    def _renew(
+        self,
+        db: str,
+        pool: str,
+        worker: int,
+        owner: str,
+        token: str,
+        ttl_ms: int,
+        tick_bound: int,
+    ) -> bool:
+        from django.db.models import Value
+        from django.db.models.functions import Greatest
+
+        model = self._model()
+        now = _now_ms()
+        expires = now + ttl_ms if ttl_ms else 0
+        rows = model.objects.using(db).filter(pool=pool, worker=worker, token=token)
+        if rows.filter(expires_ms__gt=now).update(
+            expires_ms=expires, tick_bound=Greatest("tick_bound", Value(tick_bound))
+        ):
+            return True
+        # No live row of ours. If the row is gone (the table was emptied, or it was
+        # never written: a lease taken before the table existed), nobody else holds the
+        # worker id: re-assert it, with our own horizon. Any row there, ours expired or
+        # another holder's, means the lease is lost.
+        return self._create(db, LeaseInfo(pool, worker, owner, now, expires, tick_bound), token)
+
+    def _create(self, db: str, row: LeaseInfo, token: str) -> bool:
+        """Insert the lease row ``row``; False if a row of its worker id is there already."""
+        try:
+            with transaction.atomic(using=db):
+                self._model().objects.using(db).create(
+                    pool=row.pool,
+                    worker=row.worker,
+                    owner=row.owner,
+                    token=token,
+                    acquired_ms=row.acquired_ms,
+                    expires_ms=row.expires_ms,
+                    tick_bound=row.tick_bound,
+                )
+        except IntegrityError:
+            return False
+        return True
+
+    def release(self, pool: str, worker: int, token: str, tick_bound: int) -> None:
+        self.renew(pool, worker, token, 0, tick_bound)
+
+    def leases(self, pool: str | None = None) -> list[LeaseInfo]:
+        db = self._db()
+        if self._local(db):
+            return self._in_memory.leases(pool)
+        rows = self._model().objects.using(db).filter(expires_ms__gt=0)
+        if pool:
+            rows = rows.filter(pool=pool)
+        return [
+            LeaseInfo(r.pool, r.worker, r.owner, r.acquired_ms, r.expires_ms, r.tick_bound)
+            for r in rows.order_by("pool", "worker")
+        ]

@@ -1,0 +1,77 @@
+"""Lookups by creation time that compile to a range on the id column (its index serves).
+
+``Order.objects.filter(pk__created_after=moment)`` is ``WHERE id >= <smallest id of the
+tick containing moment>``: no function on the column, so the primary-key index (or the
+unique index of a ``SnowflakeField``) answers it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db.models import lookups
+
+from .core.layout import Layout
+from .exceptions import LayoutError
+
+__all__ = ["LOOKUPS", "CreatedAfter", "CreatedBefore", "CreatedRange"]
+
+
+def _moment(value: object, name: str) -> datetime:
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        raise LayoutError(
+            f"__{name} takes an aware datetime, not {value!r}: a naive one would be read "
+            "in an arbitrary zone."
+        )
+    return value
+
+
+class _CreatedLookup:
+    lookup_name: str
+    lhs: Any
+
+    @property
+    def layout(self) -> Layout:
+        return self.lhs.output_field.layout
+
+    def first_id(self, value: object) -> int:
+        """The smallest id issued at or after ``value``."""
+        return self.layout.min_id_at(_moment(value, self.lookup_name))
+
+
+class CreatedAfter(_CreatedLookup, lookups.GreaterThanOrEqual):
+    """``field__created_after=moment``: ids issued at or after ``moment`` (its tick)."""
+
+    lookup_name = "created_after"
+
+    def get_prep_lookup(self) -> Any:
+        return self.first_id(self.rhs)
+
+    def get_rhs_op(self, connection: Any, rhs: str) -> str:
+        return connection.operators["gte"] % rhs  # keyed by the built-in lookup's name
+
+
+class CreatedBefore(_CreatedLookup, lookups.LessThan):
+    """``field__created_before=moment``: ids issued before ``moment``'s tick."""
+
+    lookup_name = "created_before"
+
+    def get_prep_lookup(self) -> Any:
+        return self.first_id(self.rhs)
+
+    def get_rhs_op(self, connection: Any, rhs: str) -> str:
+        return connection.operators["lt"] % rhs
+
+
+class CreatedRange(_CreatedLookup, lookups.Range):
+    """``field__created_range=(start, end)``: ids issued in ``[start, end)``."""
+
+    lookup_name = "created_range"
+
+    def get_prep_lookup(self) -> Any:
+        start, end = self.rhs
+        return (self.first_id(start), self.first_id(end) - 1)
+
+
+LOOKUPS = (CreatedAfter, CreatedBefore, CreatedRange)

@@ -1,0 +1,93 @@
+"""A lease Redis that loses its records (FLUSHALL, a kill and an empty restart) while
+processes issue ids: nobody issues a duplicate, and the holders from before keep issuing."""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import time
+
+import pytest
+from django.db import connections
+from django.test import override_settings
+
+import django_snowid
+from django_snowid import registry
+from django_snowid.exceptions import WorkerIdError
+
+pytestmark = [pytest.mark.redis, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+TTL_S = 1.5
+
+
+def _issue_until(role: str, stop_at, started, results) -> None:
+    """Issue ids in small batches until ``stop_at`` (monotonic); report every batch."""
+    batches: list[tuple[float, list[int]]] = []
+    refusals: list[str] = []
+    first = django_snowid.next_id()
+    batches.append((time.monotonic(), [first]))
+    started.release()
+    while time.monotonic() < stop_at.value:
+        try:
+            batches.append((time.monotonic(), django_snowid.next_ids(20)))
+        except WorkerIdError as exc:
+            refusals.append(f"{time.monotonic():.3f} {type(exc).__name__}: {exc}")
+        time.sleep(0.002)
+    results.put((role, batches, refusals))
+
+
+@pytest.mark.parametrize("loss", ["flushall", "restart"])
+def test_lease_redis_losing_its_records_under_eight_issuing_processes(throwaway_redis, loss):
+    context = multiprocessing.get_context("fork")
+    results, started = context.Queue(), context.Semaphore(0)
+    stop_at = context.Value("d", time.monotonic() + 60)
+    with override_settings(
+        CACHES=throwaway_redis.caches(),
+        SNOWID_WORKER_ID_SOURCE="redis",
+        SNOWID_WORKER_LEASE_TTL_S=TTL_S,
+    ):
+        registry.reset()
+        connections.close_all()
+        processes = [
+            context.Process(target=_issue_until, args=("old", stop_at, started, results))
+            for _ in range(8)
+        ]
+        for process in processes:
+            process.start()
+        for _ in range(8):
+            assert started.acquire(timeout=20)
+        time.sleep(0.6)  # all eight issue, each under a lease renewed at least once
+        if loss == "flushall":
+            throwaway_redis.client().flushall()
+        else:
+            throwaway_redis.restart()  # no persistence: it comes back empty
+        lost_at = time.monotonic()
+        stop_at.value = lost_at + 4.0
+        # Replacements start while the holders from before have not re-asserted yet.
+        newcomers = [
+            context.Process(target=_issue_until, args=("new", stop_at, started, results))
+            for _ in range(4)
+        ]
+        for process in newcomers:
+            process.start()
+        reports = [results.get(timeout=60) for _ in range(12)]
+        for process in processes + newcomers:
+            process.join(10)
+        registry.reset()
+    everything = [i for _, batches, _ in reports for _, ids in batches for i in ids]
+    assert len(everything) == len(set(everything)), (
+        f"{len(everything) - len(set(everything))} duplicate ids"
+    )
+    pauses = []
+    for role, batches, refusals in reports:
+        if role != "old":
+            continue
+        assert not refusals, (lost_at, refusals[:1])
+        nodes = {django_snowid.decode(i).node for _, ids in batches for i in ids}
+        assert len(nodes) == 1, f"a holder from before changed its worker id: {nodes}"
+        assert batches[-1][0] > lost_at + 3, "a holder from before stopped issuing"
+        times = [t for t, _ in batches]
+        pauses.append(max(b - a for a, b in itertools.pairwise(times)))
+    new_nodes = [django_snowid.decode(r[1][0][1][0]).node for r in reports if r[0] == "new"]
+    assert len(new_nodes) == 4
+    print(f"{loss}: longest pause of a holder from before {max(pauses) * 1000:.0f} ms")
