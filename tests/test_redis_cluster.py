@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from typing import Any
 
 import pytest
+import redis
 from django.db import connections
 from django.test import override_settings
 
@@ -57,6 +59,40 @@ def test_script_follows_ask_and_moved_and_loads_itself_on_each_node(cluster):
     assert COUNT(client, [key], [1]) == 3
     assert client.nodes_manager.get_node_from_slot(slot).port == target.port
     assert src.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == 0
+
+
+def test_script_waits_out_tryagain_while_its_keys_are_split_by_a_migration(cluster):
+    client = cluster.client()
+    keys = ["{snowid-cluster-test}:a", "{snowid-cluster-test}:b"]
+    both = RedisScript("redis.call('INCR', KEYS[1]) return redis.call('INCR', KEYS[2])")
+    assert both(client, keys) == 1
+    slot = client.keyslot(keys[0])
+    source = cluster.owner(slot)
+    target = next(s for s in cluster.servers if s is not source)
+    src = source.client()
+    target.client().execute_command(
+        "CLUSTER", "SETSLOT", slot, "IMPORTING", cluster.node_id(source)
+    )
+    src.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", cluster.node_id(target))
+    src.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", keys[0])
+    # One key moved, the other not: the source answers TRYAGAIN until the rest moves.
+    with pytest.raises(redis.exceptions.TryAgainError):
+        src.evalsha(both.sha, 2, *keys)
+
+    def finish() -> None:
+        src.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", keys[1])
+        for server in cluster.servers:
+            server.client().execute_command(
+                "CLUSTER", "SETSLOT", slot, "NODE", cluster.node_id(target)
+            )
+
+    later = threading.Timer(0.3, finish)
+    later.start()
+    try:
+        assert both(client, keys) == 2  # waited, then followed the keys to the target
+    finally:
+        later.join()
+    assert int(target.client().execute_command("CLUSTER", "COUNTKEYSINSLOT", slot)) == 2
 
 
 def _draw(migrated: Any, results: Any, process: int) -> None:
