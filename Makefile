@@ -103,6 +103,8 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/bench_orders.py
 	$(BIN)/python benchmarks/bench_leases.py
 	$(BIN)/python benchmarks/bench_sequences.py
+	$(BIN)/python benchmarks/bench_redis_capacity.py
+	$(BIN)/python benchmarks/bench_remote.py
 	$(BIN)/python benchmarks/bench_drf.py
 
 lint: $(BIN)/.installed

@@ -23,8 +23,9 @@ elif BACKEND == "postgresql":
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.postgresql",
-            "HOST": "127.0.0.1",
-            "PORT": "5432",
+            # bench_remote.py reaches PostgreSQL through a relay one network hop away.
+            "HOST": os.environ.get("SNOWID_BENCH_PG_HOST", "127.0.0.1"),
+            "PORT": os.environ.get("SNOWID_BENCH_PG_PORT", "5432"),
             "USER": os.environ.get("SNOWID_PG_USER", "postgres"),
             "NAME": os.environ.get("SNOWID_BENCH_DB_NAME", "snowid_bench"),
         }

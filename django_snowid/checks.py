@@ -262,6 +262,19 @@ def check_clock_tolerance(app_configs: Any = None, **kwargs: Any) -> list[CheckM
 
 
 @register(Tags.compatibility)
+def check_redis_client(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """SNOWID_REDIS_CLIENT_FACTORY must name a callable (it is not called here: that would
+    connect to Redis)."""
+    from .redisclient import RedisClientError, factory
+
+    try:
+        factory()
+    except RedisClientError as exc:
+        return [_error(str(exc), exc.check_id)]
+    return []
+
+
+@register(Tags.compatibility)
 def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     from django.conf import settings
 

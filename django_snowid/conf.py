@@ -33,6 +33,7 @@ DEFAULTS: dict[str, Any] = {
     "SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS": 5.0,
     "SNOWID_REDIS_ALIAS": "default",
     "SNOWID_REDIS_KEY_PREFIX": "snowid",
+    "SNOWID_REDIS_CLIENT_FACTORY": None,
     "SNOWID_ORDER_BACKEND": "redis",
     "SNOWID_ORDER_PACKING": "binary",
     "SNOWID_ORDER_SEQUENCE_BITS": 14,
@@ -137,6 +138,11 @@ class SnowidSettings:
     @property
     def REDIS_KEY_PREFIX(self) -> str:
         return _get("SNOWID_REDIS_KEY_PREFIX")
+
+    @property
+    def REDIS_CLIENT_FACTORY(self) -> Any:
+        """A dotted path (or a callable) returning a redis-py client; None: django-redis."""
+        return _get("SNOWID_REDIS_CLIENT_FACTORY")
 
     # ------------------------------------------------------- order numbers
     @property

@@ -36,6 +36,15 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def redis_server_command(port: int, workdir: str, *extra: str) -> list[str]:
+    """A redis-server on 127.0.0.1:``port`` that keeps nothing on disk."""
+    return [
+        "redis-server",
+        *("--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"),
+        *("--dir", workdir, *extra),
+    ]
+
+
 class ThrowawayRedis:
     """A redis-server owned by one test: it may be stopped, restarted and flushed at will.
 
@@ -61,19 +70,7 @@ class ThrowawayRedis:
         import time
 
         self.process = subprocess.Popen(
-            [
-                "redis-server",
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                self.workdir,
-            ],
+            redis_server_command(self.port, self.workdir),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -24,6 +24,7 @@ from ..core.seqplan import (
     plan_step,
     storage_name,
 )
+from ..redisclient import describe
 from ..redisscripts import RedisScript, RedisUnavailable
 from .config import SequenceSpec
 from .database import advance, advance_committed
@@ -72,18 +73,24 @@ class DatabaseSequenceStore:
 
 
 # Draw values of one sequence.
-# KEYS[1]: the sequence's hash: cur (last issued), max (the published mark), and the
-#   consumption figures t (a Unix second), n (values drawn in it), l (in the second before),
-#   w (start of the current window), wn (values drawn in it), pw (in the window before)
+# KEYS[1]: the sequence's hash: cur (last issued), max (the published mark), rid (the
+#   run_id of the server that published it), and the consumption figures t (a Unix second),
+#   n (values drawn in it), l (in the second before), w (start of the current window), wn
+#   (values drawn in it), pw (in the window before)
 # ARGV[1]: how many values   ARGV[2]: the caller's clock (Unix seconds)   ARGV[3]: window (s)
+# ARGV[4]: the run_id of this server (added by the script runner)
 # Returns {1, first, max, t, n, l, w, wn, pw}: values first..first+count-1 are the caller's;
 # {0, cur, max, t, n, l, w, wn, pw}: not enough headroom, nothing drawn;
-# {-1}: no state (a new sequence, or a Redis that lost it); {-2}: the state is garbage.
-DRAW: Final = RedisScript("""
-local h = redis.call('HMGET', KEYS[1], 'cur', 'max', 't', 'n', 'l', 'w', 'wn', 'pw')
+# {-1}: no state (a new sequence, or a Redis that lost it); {-2}: the state is garbage;
+# {-3, cur, max}: another server published this state (a failover to a replica that may
+# have lagged, a restart, a migrated slot): unverified, nothing drawn.
+DRAW: Final = RedisScript(
+    """
+local h = redis.call('HMGET', KEYS[1], 'cur', 'max', 't', 'n', 'l', 'w', 'wn', 'pw', 'rid')
 if not h[2] then return {-1} end
 local cur, mx = tonumber(h[1]), tonumber(h[2])
 if not cur or not mx then return {-2} end
+if h[9] ~= ARGV[4] then return {-3, cur, mx} end
 local count, now, len = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local t, n, l = tonumber(h[3]) or 0, tonumber(h[4]) or 0, tonumber(h[5]) or 0
 local w, wn, pw = tonumber(h[6]) or 0, tonumber(h[7]) or 0, tonumber(h[8]) or 0
@@ -101,27 +108,53 @@ n, wn = n + count, wn + count
 local last = redis.call('HINCRBY', KEYS[1], 'cur', count)
 redis.call('HSET', KEYS[1], 't', t, 'n', n, 'l', l, 'w', w, 'wn', wn, 'pw', pw)
 return {1, last - count + 1, mx, t, n, l, w, wn, pw}
-""")
+""",
+    server_id=True,
+)
 
 # Publish a mark that is committed in the database, if the caller still holds the lock.
 # KEYS[1]: the sequence's hash   KEYS[2]: its raise lock
 # ARGV[1]: the lock's token   ARGV[2]: the mark before the raise   ARGV[3]: the new mark
-# ARGV[4]: the step
-# A sequence Redis lost restarts at the mark before the raise: above every value issued.
+# ARGV[4]: the step   ARGV[5]: the run_id of this server (added by the script runner)
+# A sequence Redis lost, or one another server published (it may have gone back), restarts
+# at the mark before the raise: above every value issued.
 # Returns 1: published, lock released; 0: the lock is not ours (expired, or Redis lost it).
-PUBLISH: Final = RedisScript("""
+PUBLISH: Final = RedisScript(
+    """
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
-local mx = tonumber(redis.call('HGET', KEYS[1], 'max'))
-if not mx then
+local h = redis.call('HMGET', KEYS[1], 'max', 'rid')
+local mx = tonumber(h[1])
+if not mx or h[2] ~= ARGV[5] then
   redis.call('DEL', KEYS[1])
-  redis.call('HSET', KEYS[1], 'cur', ARGV[2], 'max', ARGV[3])
+  redis.call('HSET', KEYS[1], 'cur', ARGV[2], 'max', ARGV[3], 'rid', ARGV[5])
 elseif tonumber(ARGV[3]) > mx then
   redis.call('HSET', KEYS[1], 'max', ARGV[3])
 end
 redis.call('HSET', KEYS[1], 'step', ARGV[4])
 redis.call('DEL', KEYS[2])
 return 1
-""")
+""",
+    server_id=True,
+)
+
+# Take the raise lock of a sequence, unless a client of this server holds it. A lock taken
+# on another server (replicated from a primary that failed, or migrated with its slot) is
+# void: its holder's publish, if it comes, finds another token and publishes nothing.
+# KEYS[1]: the sequence's hash   KEYS[2]: its raise lock
+# ARGV[1]: a token   ARGV[2]: the lock's expiry (ms)
+# ARGV[3]: the run_id of this server (added by the script runner)
+# Returns {1, the lock's value, the published max (nil if none)}; {0}: held.
+ACQUIRE: Final = RedisScript(
+    """
+local held = redis.call('GET', KEYS[2])
+local mine = ARGV[3] .. '/'
+if held and string.sub(held, 1, #mine) == mine then return {0} end
+mine = mine .. ARGV[1]
+redis.call('SET', KEYS[2], mine, 'PX', ARGV[2])
+return {1, mine, redis.call('HGET', KEYS[1], 'max')}
+""",
+    server_id=True,
+)
 
 # Release a raise lock if it is still the caller's.
 # KEYS[1]: the lock   ARGV[1]: the token   Returns 1 if released.
@@ -150,7 +183,7 @@ class RedisSequenceStore:
     POLL_S: Final = 0.002
 
     def __init__(self, alias: str, prefix: str, clock: Clock = time.time) -> None:
-        self.alias = alias
+        self.alias = alias  # named in error messages; the client comes from redisclient
         self.prefix = prefix
         self.clock = clock
         self._client: Any = None
@@ -158,15 +191,12 @@ class RedisSequenceStore:
 
     def client(self) -> Any:
         if self._client is None:
-            from django_redis import get_redis_connection
+            from ..redisclient import RedisClientError, get_client
 
             try:
-                self._client = get_redis_connection(self.alias)
-            except NotImplementedError:
-                raise SequenceError(
-                    f"The cache alias {self.alias!r} (SNOWID_REDIS_ALIAS) is not a "
-                    "django-redis cache."
-                ) from None
+                self._client = get_client()
+            except RedisClientError as exc:
+                raise SequenceError(str(exc)) from None
         return self._client
 
     def key(self, stored: str) -> str:
@@ -179,14 +209,21 @@ class RedisSequenceStore:
 
     @contextmanager
     def _unreachable(self) -> Iterator[None]:
-        """Redis-py's connection errors, around a plain command, as ours."""
+        """Redis-py's connection errors (and a cluster's), around a plain command, as ours."""
         import redis
 
+        errors = redis.exceptions
         try:
             yield
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+        except (
+            errors.ConnectionError,
+            errors.TimeoutError,
+            errors.ReadOnlyError,
+            errors.ClusterError,
+            errors.RedisClusterException,
+        ) as exc:
             raise SequenceUnavailable(
-                f"Redis (cache alias {self.alias!r}) is unreachable: {exc}. Nothing was issued."
+                f"Redis ({describe()}) is unreachable: {exc}. Nothing was issued."
             ) from exc
 
     def _run(self, script: RedisScript, keys: list[str], args: list[Any]) -> Any:
@@ -194,7 +231,7 @@ class RedisSequenceStore:
             return script(self.client(), keys, args)
         except RedisUnavailable as exc:
             raise SequenceUnavailable(
-                f"Redis (cache alias {self.alias!r}) is unreachable: {exc}. Nothing was issued."
+                f"Redis ({describe()}) is unreachable: {exc}. Nothing was issued."
             ) from exc
 
     def next_values(
@@ -230,7 +267,11 @@ class RedisSequenceStore:
                     f"The Redis key {key!r} does not hold a sequence (fields cur and max as "
                     "integers). Delete it: the sequence continues above its database mark."
                 )
-            floor = reply[2] if status == 0 else 0
+            # Unverified state (-3): re-sync from the database mark. The raise that wins
+            # the lock commits a mark above both the database's and this ``max`` and
+            # publishes it with ``cur`` at the mark before the raise, above every value
+            # any server issued; the others find ``max`` above this one and draw again.
+            floor = reply[2] if status in (0, -3) else 0
             rates = _rates(reply[3:]) if status == 0 else Rates()
             if self.raise_mark(spec, stored, using, rates=rates, floor=floor, need=count):
                 continue
@@ -264,13 +305,13 @@ class RedisSequenceStore:
         """
         key = self.key(stored)
         lock = f"{key}:raise"
-        token = f"{os.getpid()}-{os.urandom(6).hex()}"
-        with self._unreachable():
-            client = self.client()
-            if not client.set(lock, token, nx=True, px=self.LOCK_TTL_MS):
-                return False
-            # The previous holder may have raised it between our draw and our lock.
-            published = client.hget(key, "max")
+        reply = self._run(
+            ACQUIRE, [key, lock], [f"{os.getpid()}-{os.urandom(6).hex()}", self.LOCK_TTL_MS]
+        )
+        if not reply[0]:
+            return False
+        # The previous holder may have raised it between our draw and our lock.
+        token, published = reply[1], reply[2]
         if by is None and published is not None and int(published) > floor:
             self._run(RELEASE, [lock], [token])
             return True
@@ -291,4 +332,4 @@ class RedisSequenceStore:
         """The Redis fields of one stored sequence (empty if Redis holds none)."""
         with self._unreachable():
             raw = self.client().hgetall(self.key(stored))
-        return {k.decode(): int(v) for k, v in raw.items()}
+        return {k.decode(): int(v) for k, v in raw.items() if k != b"rid"}

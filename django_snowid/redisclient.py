@@ -1,0 +1,116 @@
+"""The one place our Redis features get their redis-py client from.
+
+By default it is django-redis's ``get_redis_connection(SNOWID_REDIS_ALIAS)``: a plain
+server, or a Sentinel-managed primary when that cache uses django-redis's
+``SentinelConnectionFactory`` (the client then asks the Sentinels for the primary on
+every new connection). ``SNOWID_REDIS_CLIENT_FACTORY`` names (dotted path) a callable
+that takes no argument and returns a redis-py client instead: a ``RedisCluster`` (which
+django-redis cannot make), or anything ``redis.Redis``-like. The client is made once per
+process and settings (a forked child makes its own) and kept until a setting changes.
+
+Nothing here imports ``redis`` or ``django_redis`` before a client is asked for.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.utils.module_loading import import_string
+
+from .exceptions import SnowidError
+
+__all__ = ["RedisClientError", "factory", "get_client"]
+
+
+class RedisClientError(SnowidError):
+    """The configured Redis client cannot be made (bad alias or factory)."""
+
+    def __init__(self, message: str, check_id: str = "django_snowid.E500") -> None:
+        super().__init__(message)
+        self.check_id = check_id  # the system check that reports it
+
+
+_lock = threading.Lock()
+# (pid, factory path, alias) -> client
+_clients: dict[tuple[int, str | None, str], Any] = {}
+
+
+@receiver(setting_changed)
+def _forget_on_setting_changed(*, setting: str, **kwargs: object) -> None:
+    if setting.startswith("SNOWID_") or setting == "CACHES":
+        _clients.clear()
+
+
+def factory() -> Callable[[], Any] | None:
+    """The callable ``SNOWID_REDIS_CLIENT_FACTORY`` names, or None when it is not set."""
+    from .conf import conf
+
+    path = conf.REDIS_CLIENT_FACTORY
+    if path is None:
+        return None
+    if callable(path):
+        return path
+    if not isinstance(path, str):
+        raise RedisClientError(
+            f"SNOWID_REDIS_CLIENT_FACTORY is {path!r}; expected a dotted path to a "
+            "callable that returns a redis-py client."
+        )
+    try:
+        made = import_string(path)
+    except ImportError as exc:
+        raise RedisClientError(
+            f"SNOWID_REDIS_CLIENT_FACTORY {path!r} cannot be imported: {exc}"
+        ) from exc
+    if not callable(made):
+        raise RedisClientError(
+            f"SNOWID_REDIS_CLIENT_FACTORY {path!r} is {type(made).__name__}, not a callable.",
+            "django_snowid.E501",
+        )
+    return made
+
+
+def get_client() -> Any:
+    """The redis-py client of our Redis features (order numbers, leases, sequences)."""
+    from .conf import conf
+
+    path, alias = conf.REDIS_CLIENT_FACTORY, conf.REDIS_ALIAS
+    key = (os.getpid(), path if isinstance(path, str) else repr(path), alias)
+    client = _clients.get(key)
+    if client is None:
+        with _lock:  # one client per process and settings, even when threads race
+            if key not in _clients:
+                _clients[key] = _make(alias)
+            client = _clients[key]
+    return client
+
+
+def _make(alias: str) -> Any:
+    make = factory()
+    if make is not None:
+        return make()
+    from django_redis import get_redis_connection
+
+    try:
+        return get_redis_connection(alias)
+    except NotImplementedError:
+        raise RedisClientError(
+            f"The cache alias {alias!r} (SNOWID_REDIS_ALIAS) is not a django-redis cache; "
+            "or set SNOWID_REDIS_CLIENT_FACTORY."
+        ) from None
+    except KeyError:
+        raise RedisClientError(f"CACHES has no alias {alias!r} (SNOWID_REDIS_ALIAS).") from None
+
+
+def describe() -> str:
+    """How the client is chosen, for error messages."""
+    from .conf import conf
+
+    path = conf.REDIS_CLIENT_FACTORY
+    if path is not None:
+        return f"SNOWID_REDIS_CLIENT_FACTORY {path!r}"
+    return f"cache alias {conf.REDIS_ALIAS!r}"

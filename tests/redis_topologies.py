@@ -1,0 +1,297 @@
+"""Redis topologies a test starts for itself: a 3-primary Redis Cluster, and a primary with
+a replica under three Sentinels. Every server listens on a free loopback port, keeps
+nothing on disk, and is stopped by its pid (never the shared Redis on 6379).
+
+``SNOWID_REDIS_CLIENT_FACTORY = "tests.redis_topologies.current_client"`` hands our Redis
+features a client of the topology a test made current (forked children inherit it).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import signal
+import subprocess
+import time
+from typing import Any
+
+from tests.support import free_port, redis_server_command
+
+#: The topology ``current_client`` serves (set by a test before it forks).
+CURRENT: Any = None
+
+
+def current_client() -> Any:
+    """A new redis-py client of the current topology (a ``RedisCluster`` for a cluster)."""
+    return CURRENT.client()
+
+
+def cluster_port() -> int:
+    """A free port whose cluster bus port (``port + 10000``) is free and valid too."""
+    import random
+    import socket
+
+    while True:
+        port = random.randint(20000, 55000)
+        try:
+            with socket.socket() as a, socket.socket() as b:
+                a.bind(("127.0.0.1", port))
+                b.bind(("127.0.0.1", port + 10000))
+        except OSError:
+            continue
+        return port
+
+
+def _wait(what: str, ready: Any, timeout: float = 15.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            result = ready()
+            if result:
+                return result
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: not ready after {timeout} s")
+        time.sleep(0.05)
+
+
+class Server:
+    """One redis-server (or Sentinel) process of a topology."""
+
+    def __init__(self, workdir: str, *args: str, sentinel_conf: str | None = None) -> None:
+        self.port = cluster_port() if "--cluster-enabled" in args else free_port()
+        self.workdir = workdir
+        self.args = args
+        self.sentinel_conf = sentinel_conf
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def client(self, **kwargs: Any) -> Any:
+        import redis
+
+        return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=5, **kwargs)
+
+    def start(self) -> None:
+        if self.sentinel_conf is not None:
+            path = os.path.join(self.workdir, f"sentinel-{self.port}.conf")
+            with open(path, "w") as conf:
+                conf.write(f"port {self.port}\nbind 127.0.0.1\ndir {self.workdir}\n")
+                conf.write(self.sentinel_conf)
+            binary = shutil.which("redis-sentinel")
+            command = [binary, path] if binary else ["redis-server", path, "--sentinel"]
+        else:
+            command = redis_server_command(self.port, self.workdir, *self.args)
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        _wait(f"redis on {self.port}", lambda: self.client().ping())
+
+    def kill(self, sig: int = signal.SIGTERM) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.kill(self.process.pid, sig)
+            self.process.wait(timeout=10)
+        self.process = None
+
+
+class Writers:
+    """``count`` forked processes running ``target(event, results, n)``; ``event`` tells
+    them something happened (or, at the end, to stop), ``results`` collects one reply each.
+    """
+
+    def __init__(self, target: Any, count: int) -> None:
+        context = multiprocessing.get_context("fork")
+        self.event, self.queue = context.Event(), context.Queue()
+        self.processes = [
+            context.Process(target=target, args=(self.event, self.queue, n)) for n in range(count)
+        ]
+
+    def __enter__(self) -> Writers:
+        for process in self.processes:
+            process.start()
+        return self
+
+    def results(self) -> list[Any]:
+        return [self.queue.get(timeout=60) for _ in self.processes]
+
+    def __exit__(self, *exc: object) -> None:
+        self.event.set()
+        for process in self.processes:
+            process.join(timeout=30)
+
+
+class Topology:
+    servers: list[Server]
+
+    def stop(self) -> None:
+        for server in self.servers:
+            server.kill()
+
+    def __enter__(self) -> Topology:
+        global CURRENT
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        CURRENT = self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global CURRENT
+        CURRENT = None
+        self.stop()
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def client(self) -> Any:
+        raise NotImplementedError
+
+
+class Cluster(Topology):
+    """Three primaries, no replicas, every slot covered."""
+
+    def __init__(self, workdir: str) -> None:
+        self.servers = [
+            Server(
+                workdir,
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                f"nodes-{i}-{os.getpid()}.conf",
+                "--cluster-node-timeout",
+                "2000",
+            )
+            for i in range(3)
+        ]
+
+    def start(self) -> None:
+        for server in self.servers:
+            server.start()
+        addresses = [f"127.0.0.1:{s.port}" for s in self.servers]
+        subprocess.run(
+            ["redis-cli", "--cluster", "create", *addresses, "--cluster-yes"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=30,
+        )
+        for server in self.servers:
+            _wait(
+                "cluster state ok",
+                lambda s=server: (
+                    s.client().execute_command("CLUSTER", "INFO")
+                    and b"cluster_state:ok" in s.client().execute_command("CLUSTER", "INFO")
+                ),
+            )
+
+    def client(self) -> Any:
+        from redis.cluster import ClusterNode, RedisCluster
+
+        return RedisCluster(
+            startup_nodes=[ClusterNode("127.0.0.1", s.port) for s in self.servers],
+            socket_timeout=5,
+            socket_connect_timeout=5,
+        )
+
+    def node_id(self, server: Server) -> str:
+        return server.client().execute_command("CLUSTER", "MYID").decode()
+
+    def owner(self, slot: int) -> Server:
+        """The server that serves ``slot`` now."""
+        for start, end, primary, *_ in self.servers[0].client().execute_command("CLUSTER", "SLOTS"):
+            if start <= slot <= end:
+                return next(s for s in self.servers if s.port == int(primary[1]))
+        raise LookupError(f"no node serves slot {slot}")
+
+    def migrate_slot(self, slot: int, target: Server, hold_s: float = 0.3) -> None:
+        """Move ``slot`` to ``target`` the way ``redis-cli --cluster reshard`` does, holding
+        each state for ``hold_s``: MIGRATING/IMPORTING (keys still at the source), keys
+        moved (the source answers ASK), then the slot assigned (everyone answers MOVED)."""
+        source = self.owner(slot)
+        src, dst = source.client(), target.client()
+        dst.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", self.node_id(source))
+        src.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", self.node_id(target))
+        time.sleep(hold_s)
+        while keys := src.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 100):
+            src.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", *keys)
+        time.sleep(hold_s)
+        for server in (target, source, *self.servers):
+            server.client().execute_command(
+                "CLUSTER", "SETSLOT", slot, "NODE", self.node_id(target)
+            )
+
+
+class SentinelGroup(Topology):
+    """A primary, one replica, and three Sentinels that fail over within about a second."""
+
+    SERVICE = "snowtest"
+
+    def __init__(self, workdir: str) -> None:
+        # A full sync starts at once (the default waits 5 s for more replicas).
+        self.primary = Server(workdir, "--repl-diskless-sync-delay", "0")
+        self.replica = Server(workdir)
+        self.workdir = workdir
+        self.sentinels: list[Server] = []
+        self.servers = [self.primary, self.replica]
+
+    def start(self) -> None:
+        self.primary.start()
+        self.replica.args = (
+            "--repl-diskless-sync-delay",
+            "0",
+            "--replicaof",
+            "127.0.0.1",
+            str(self.primary.port),
+        )
+        self.replica.start()
+        _wait(
+            "replica in sync",
+            lambda: self.replica.client().info("replication")["master_link_status"] == "up",
+        )
+        conf = (
+            f"sentinel monitor {self.SERVICE} 127.0.0.1 {self.primary.port} 2\n"
+            f"sentinel down-after-milliseconds {self.SERVICE} 1000\n"
+            f"sentinel failover-timeout {self.SERVICE} 5000\n"
+        )
+        self.sentinels = [Server(self.workdir, sentinel_conf=conf) for _ in range(3)]
+        self.servers += self.sentinels
+        for sentinel in self.sentinels:
+            sentinel.start()
+        # Each Sentinel knows the others (through the primary's hello channel) and the replica.
+        _wait(
+            "sentinels see each other and the replica",
+            lambda: all(
+                int(s.client().sentinel_master(self.SERVICE)["num-other-sentinels"]) == 2
+                and int(s.client().sentinel_master(self.SERVICE)["num-slaves"]) == 1
+                for s in self.sentinels
+            ),
+        )
+
+    def primary_port(self) -> int:
+        _host, port = self.sentinels[0].client().sentinel_get_master_addr_by_name(self.SERVICE)
+        return int(port)
+
+    def caches(self) -> dict[str, Any]:
+        """CACHES with the ``snowid`` alias on django-redis's SentinelConnectionFactory."""
+        return {
+            "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+            "snowid": {
+                "BACKEND": "django_redis.cache.RedisCache",
+                "LOCATION": f"redis://{self.SERVICE}/0",
+                "OPTIONS": {
+                    "CLIENT_CLASS": "django_redis.client.SentinelClient",
+                    "CONNECTION_FACTORY": "django_redis.pool.SentinelConnectionFactory",
+                    "SENTINELS": [("127.0.0.1", s.port) for s in self.sentinels],
+                    "SOCKET_CONNECT_TIMEOUT": 0.5,
+                    "SOCKET_TIMEOUT": 0.5,
+                },
+            },
+        }
+
+    def client(self) -> Any:
+        from django_redis import get_redis_connection
+
+        return get_redis_connection("snowid")

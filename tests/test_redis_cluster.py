@@ -1,0 +1,151 @@
+"""Our Redis parts on a 3-primary Redis Cluster the test starts, a slot migrated meanwhile."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from typing import Any
+
+import pytest
+import redis
+from django.db import connections
+from django.test import override_settings
+
+from django_snowid import next_value
+from django_snowid.redisscripts import RedisScript
+from django_snowid.sequences.api import get_store
+from django_snowid.sequences.database import close_mark_connections, read_marks
+from tests import redis_topologies
+from tests.redis_topologies import Cluster, Writers
+
+pytestmark = [pytest.mark.redis, pytest.mark.slow]
+
+PROCESSES = 4
+COUNT = RedisScript("return redis.call('INCRBY', KEYS[1], ARGV[1])")
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    with Cluster(str(tmp_path)) as topology:
+        yield topology
+
+
+@pytest.fixture(autouse=True)
+def _close_mark_connections():
+    yield
+    close_mark_connections()
+
+
+def test_script_follows_ask_and_moved_and_loads_itself_on_each_node(cluster):
+    client = cluster.client()
+    key = "{snowid-cluster-test}:count"
+    slot = client.keyslot(key)
+    source = cluster.owner(slot)
+    target = next(s for s in cluster.servers if s is not source)
+    assert COUNT(client, [key], [1]) == 1
+
+    # MIGRATING/IMPORTING, key moved: the source answers ASK for it.
+    src, dst = source.client(), target.client()
+    dst.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", cluster.node_id(source))
+    src.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", cluster.node_id(target))
+    src.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", key)
+    assert COUNT(client, [key], [1]) == 2  # ASKING + EVALSHA on the target (NOSCRIPT there)
+    assert client.nodes_manager.get_node_from_slot(slot).port == source.port  # ASK: no update
+
+    # Slot assigned: MOVED, and the client's slot map follows.
+    for server in cluster.servers:
+        server.client().execute_command("CLUSTER", "SETSLOT", slot, "NODE", cluster.node_id(target))
+    assert COUNT(client, [key], [1]) == 3
+    assert client.nodes_manager.get_node_from_slot(slot).port == target.port
+    assert src.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == 0
+
+
+def test_script_waits_out_tryagain_while_its_keys_are_split_by_a_migration(cluster):
+    client = cluster.client()
+    keys = ["{snowid-cluster-test}:a", "{snowid-cluster-test}:b"]
+    both = RedisScript("redis.call('INCR', KEYS[1]) return redis.call('INCR', KEYS[2])")
+    assert both(client, keys) == 1
+    slot = client.keyslot(keys[0])
+    source = cluster.owner(slot)
+    target = next(s for s in cluster.servers if s is not source)
+    src = source.client()
+    target.client().execute_command(
+        "CLUSTER", "SETSLOT", slot, "IMPORTING", cluster.node_id(source)
+    )
+    src.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", cluster.node_id(target))
+    src.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", keys[0])
+    # One key moved, the other not: the source answers TRYAGAIN until the rest moves.
+    with pytest.raises(redis.exceptions.TryAgainError):
+        src.evalsha(both.sha, 2, *keys)
+
+    def finish() -> None:
+        src.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", keys[1])
+        for server in cluster.servers:
+            server.client().execute_command(
+                "CLUSTER", "SETSLOT", slot, "NODE", cluster.node_id(target)
+            )
+
+    later = threading.Timer(0.3, finish)
+    later.start()
+    try:
+        assert both(client, keys) == 2  # waited, then followed the keys to the target
+    finally:
+        later.join()
+    assert int(target.client().execute_command("CLUSTER", "COUNTKEYSINSLOT", slot)) == 2
+
+
+def _draw(migrated: Any, results: Any, process: int) -> None:
+    values: list[int] = []
+    after = 0
+    errors: list[str] = []
+    deadline = None
+    try:
+        while True:
+            if deadline is None and migrated.is_set():
+                deadline = time.monotonic() + 0.5  # keep drawing on the new owner
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            try:
+                values.append(next_value("customer"))
+            except Exception as exc:  # every error is a failure here: none is expected
+                errors.append(repr(exc))
+                break
+            after += deadline is not None
+    finally:
+        connections.close_all()
+        results.put((process, values, after, errors))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sequences_from_four_processes_unique_across_a_slot_migration(cluster):
+    connections.close_all()  # children must not share the parent's socket
+    with override_settings(
+        SNOWID_SEQUENCE_BACKEND="redis",
+        SNOWID_REDIS_CLIENT_FACTORY="tests.redis_topologies.current_client",
+        # Small raises: marks are raised (two-key scripts) during the migration too.
+        SNOWID_SEQUENCE_MIN_STEP=50,
+        SNOWID_SEQUENCE_MAX_STEP=200,
+    ):
+        assert redis_topologies.CURRENT is cluster
+        key = get_store().key("customer")
+        first = next_value("customer")
+        connections.close_all()
+        with Writers(_draw, PROCESSES) as writers:
+            time.sleep(0.3)
+            slot = cluster.client().keyslot(key)
+            source = cluster.owner(slot)
+            target = next(s for s in cluster.servers if s is not source)
+            cluster.migrate_slot(slot, target)
+            writers.event.set()  # migrated
+            per_process = writers.results()
+    assert cluster.owner(slot) is target
+    assert target.client().execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) >= 1
+    assert source.client().execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == 0
+    assert [errors for *_, errors in per_process] == [[]] * PROCESSES
+    assert all(after > 0 for _, _, after, _ in per_process), "no draw after the migration"
+    values = [first] + [v for _, vs, _, _ in per_process for v in vs]
+    assert len(set(values)) == len(values), "a value was issued twice"
+    for _, vs, _, _ in per_process:
+        assert all(a < b for a, b in itertools.pairwise(vs)), "a process's values went down"
+    assert max(values) <= read_marks()["customer"], "a value above the committed mark"
