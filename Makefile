@@ -70,14 +70,18 @@ test-isolation: $(BIN)/.installed
 	SNOWID_TEST_DB=postgresql SNOWID_TEST_ISOLATION=serializable \
 	    $(BIN)/pytest $(PYTEST_FLAGS) -m "django_db and not slow" $(ORDER_TESTS)
 
+# The other Django versions run everything but the multi-process load tests (marked slow),
+# which exercise this app's own algorithms and run above on every database.
+OTHER_DJANGO_MARK := not slow
+
 # The oldest supported Django, on SQLite.
 $(VENV)-django42/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)-django42
 	$(VENV)-django42/bin/python -m pip install -q -e ".[test]" "django>=4.2,<5.0"
 	touch $@
 test-django42: $(VENV)-django42/.installed
-	@echo "=== Django $$($(VENV)-django42/bin/python -m django --version), SQLite: whole suite"
-	$(VENV)-django42/bin/pytest $(PYTEST_FLAGS) -p no:cacheprovider
+	@echo "=== Django $$($(VENV)-django42/bin/python -m django --version), SQLite: all but the load tests"
+	$(VENV)-django42/bin/pytest $(PYTEST_FLAGS) -p no:cacheprovider -m "$(OTHER_DJANGO_MARK)"
 
 # Django 6.x needs Python 3.12+: run where such an interpreter exists.
 $(VENV)-django6/.installed: pyproject.toml
@@ -91,9 +95,11 @@ test-django6:
 else
 test-django6: $(VENV)-django6/.installed
 	@echo "=== Django $$($(VENV)-django6/bin/python -m django --version), Python 3.12"
-	$(VENV)-django6/bin/pytest $(PYTEST_FLAGS) -p no:cacheprovider
-	SNOWID_TEST_DB=postgresql $(VENV)-django6/bin/pytest $(PYTEST_FLAGS) -p no:cacheprovider -m django_db
-	SNOWID_TEST_DB=mariadb $(VENV)-django6/bin/pytest $(PYTEST_FLAGS) -p no:cacheprovider -m django_db
+	$(VENV)-django6/bin/pytest $(PYTEST_FLAGS) -p no:cacheprovider -m "$(OTHER_DJANGO_MARK)"
+	SNOWID_TEST_DB=postgresql $(VENV)-django6/bin/pytest $(PYTEST_FLAGS) -p no:cacheprovider \
+	    -m "django_db and $(OTHER_DJANGO_MARK)"
+	SNOWID_TEST_DB=mariadb $(VENV)-django6/bin/pytest $(PYTEST_FLAGS) -p no:cacheprovider \
+	    -m "django_db and $(OTHER_DJANGO_MARK)"
 endif
 
 # -------------------------------------------------------------- benchmarks
