@@ -12,6 +12,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 import django_snowid
+from django_snowid.core.layout import iso_utc
 from shop.models import GiftCard, Order, OrderLine, Product
 from shop.routing import database_for_number
 
@@ -119,5 +120,5 @@ class Command(BaseCommand):
     def _show(self, label: str, value: int, layout: str | None = None) -> None:
         decoded = django_snowid.decode(value, layout=layout)
         parts = ", ".join(f"{k}={v}" for k, v in decoded.parts.items())
-        when = decoded.time.isoformat(timespec="milliseconds")
+        when = iso_utc(decoded.time, milliseconds=True)
         self.stdout.write(f"{label} {value:>20}  made {when}  {parts}, sequence={decoded.sequence}")
