@@ -2,23 +2,31 @@
 
 A misconfiguration must stop ``runserver``/``migrate``/``check`` at startup, never
 surface at the first insert. Each id is documented in the README under "System checks".
+The checks are registered by ``AppConfig.ready()`` (:func:`register_checks`), not when
+this module is imported.
 """
 
 from __future__ import annotations
 
 import numbers
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from django.apps import apps
+from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.utils.module_loading import import_string
 
-from .conf import conf
+from .conf import _get, conf
 from .core.layout import Layout, parse_epoch
+from .core.orderformat import OrderNumberFormat
 from .exceptions import LayoutError, WorkerIdError
-from .registry import build_layout, layout_names, worker_node
-from .workers import resolve_worker_id
+from .fields import SnowflakeAutoField
+from .ids import build_layout, layout_names, worker_node
+from .workerid.pool import pool_for
+from .workerid.sources import LEASE_SOURCES, resolve_worker_id
 
 HINT = "See the README section 'System checks', {id}."
 EXHAUSTION_WARNING = timedelta(days=3653)  # ten years
@@ -36,7 +44,6 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-@register(Tags.compatibility)
 def check_epoch(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     try:
         epoch = parse_epoch(conf.EPOCH)
@@ -72,7 +79,6 @@ def _layouts() -> tuple[list[Layout], list[CheckMessage]]:
     return layouts, errors
 
 
-@register(Tags.compatibility)
 def check_layouts(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     layouts, messages = _layouts()
     now = _now()
@@ -98,7 +104,6 @@ def check_layouts(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     return messages
 
 
-@register(Tags.compatibility)
 def check_worker_id(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     if conf.WORKER_ID_SOURCE == "env" and os.environ.get(str(conf.WORKER_ID_ENV)) is None:
         # Commands that issue no ids (migrate, check, collectstatic) run without the
@@ -110,15 +115,13 @@ def check_worker_id(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage
         worker = resolve_worker_id()
     except WorkerIdError as exc:
         return [_error(str(exc), "django_snowid.E006")]
-    from .leases.holder import LEASE_SOURCES, pool_for
-
     layouts, _ = _layouts()
     messages: list[CheckMessage] = []
     for layout in layouts:
         try:
             if conf.WORKER_ID_SOURCE in LEASE_SOURCES:
                 # Leased: SNOWID_WORKER_ID only fixes the parts before the leased one.
-                pool = pool_for(layout, layout.name, worker)
+                pool = pool_for(layout, worker)
                 pool.node(pool.size - 1)
             else:
                 worker_node(layout, worker)
@@ -133,11 +136,8 @@ def _is_number(value: object, *, above: float | None = None, least: float | None
     return (above is None or value > above) and (least is None or value >= least)
 
 
-@register(Tags.compatibility)
 def check_worker_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """Type and range of every worker-id setting, and what the chosen source needs."""
-    from django.conf import settings
-
     messages: list[CheckMessage] = []
     ttl = conf.WORKER_LEASE_TTL_S
     if not _is_number(ttl, above=0):
@@ -217,8 +217,6 @@ def check_worker_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckM
 
 def redis_cache_problem(alias: str) -> str:
     """Why ``CACHES[alias]`` is no django-redis cache, or ``""``."""
-    from django.conf import settings
-
     if alias not in settings.CACHES:
         return f"CACHES[{alias!r}] is missing; it must be a django_redis cache"
     backend = settings.CACHES[alias].get("BACKEND", "")
@@ -239,15 +237,12 @@ def _worker_id_shaped(worker: object) -> bool:
 def _hosts_told_apart() -> bool:
     """Whether every layout leases only its last node part, the parts before it being
     given by ``SNOWID_WORKER_ID`` (a per-host value, e.g. the datacenter or host number)."""
-    from django.conf import settings
-
     if not hasattr(settings, "SNOWID_WORKER_ID"):
         return False
     layouts, _ = _layouts()
     return bool(layouts) and all(len(layout.node_parts) > 1 for layout in layouts)
 
 
-@register(Tags.compatibility)
 def check_clock_tolerance(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     value = conf.CLOCK_BACKWARDS_TOLERANCE_MS
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or value < 0:
@@ -261,10 +256,9 @@ def check_clock_tolerance(app_configs: Any = None, **kwargs: Any) -> list[CheckM
     return []
 
 
-@register(Tags.compatibility)
 def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    from django.conf import settings
-
+    # Imported here: the order-number machinery loads redis, which a project without
+    # order numbers never needs.
     from .ordernumbers.field import check_backend
     from .ordernumbers.issuer import stream_fields
 
@@ -324,7 +318,6 @@ def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
     return messages
 
 
-@register(Tags.compatibility)
 def check_public_ids(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     alphabet, min_length = conf.PUBLIC_ID_ALPHABET, conf.PUBLIC_ID_MIN_LENGTH
     if alphabet is None:
@@ -376,16 +369,10 @@ def _project_app(config: Any) -> bool:
     return not any(part in path for part in ("site-packages", "dist-packages"))
 
 
-@register(Tags.models)
 def check_app_default_auto_field(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """``startapp`` writes ``default_auto_field = "django.db.models.BigAutoField"`` into a
     new app's ``apps.py``; it silently wins over a ``DEFAULT_AUTO_FIELD`` that names ours,
     and the admin mixin then has nothing to decode."""
-    from django.apps import apps
-    from django.conf import settings
-    from django.utils.module_loading import import_string
-
-    from .fields import SnowflakeAutoField
 
     try:
         ours = issubclass(import_string(settings.DEFAULT_AUTO_FIELD), SnowflakeAutoField)
@@ -446,12 +433,9 @@ _ORDER_SETTINGS: tuple[tuple[str, Any, str, str], ...] = (
 )
 
 
-@register(Tags.compatibility)
 def check_order_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """Type and range of the order-number settings the format checks do not cover."""
-    from .conf import _get
-    from .core.orderformat import OrderNumberFormat
-    from .ordernumbers.field import FORMAT_OPTIONS
+    from .ordernumbers.field import FORMAT_OPTIONS  # loads redis: see check_order_numbers
 
     messages: list[CheckMessage] = []
     for name, valid, expected, id_ in _ORDER_SETTINGS:
@@ -474,3 +458,22 @@ def check_order_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
             )
         )
     return messages
+
+
+#: Every check of the settings, with its tag: ``AppConfig.ready()`` registers them.
+CHECKS: tuple[tuple[Callable[..., list[CheckMessage]], str], ...] = (
+    (check_epoch, Tags.compatibility),
+    (check_layouts, Tags.compatibility),
+    (check_worker_id, Tags.compatibility),
+    (check_worker_settings, Tags.compatibility),
+    (check_clock_tolerance, Tags.compatibility),
+    (check_order_numbers, Tags.compatibility),
+    (check_public_ids, Tags.compatibility),
+    (check_app_default_auto_field, Tags.models),
+    (check_order_settings, Tags.compatibility),
+)
+
+
+def register_checks() -> None:
+    for check, tag in CHECKS:
+        register(check, tag)

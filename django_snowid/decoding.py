@@ -17,9 +17,9 @@ from .core.digits import parse_digits
 from .core.layout import DecodedId, Layout
 from .core.orderformat import DecodedOrderNumber, OrderNumberFormat
 from .exceptions import InvalidId, LayoutError, SnowidError
+from .ids import get_layout, layout_names
 from .inventory import field_label, get_field
 from .ordernumbers.field import OrderNumberField
-from .registry import get_layout, layout_names
 
 __all__ = [
     "DecodedRow",

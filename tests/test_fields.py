@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 import django_snowid
 from django_snowid.fields import SnowflakeAutoField, SnowflakeField
-from django_snowid.registry import get_layout
+from django_snowid.ids import get_layout
 from tests.testapp.models import Product, Review, Ticket
 
 pytestmark = pytest.mark.django_db

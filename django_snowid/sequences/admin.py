@@ -48,7 +48,7 @@ def _order_streams() -> list[dict[str, Any]]:
 
 
 def _leases() -> list[dict[str, Any]]:
-    from ..leases.holder import get_lease_store
+    from ..workerid.stores import get_lease_store
 
     if conf.WORKER_ID_SOURCE not in ("redis", "database"):
         return []

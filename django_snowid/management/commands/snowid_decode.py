@@ -12,9 +12,9 @@ from ...core.layout import DecodedId, iso_utc
 from ...core.orderformat import DecodedOrderNumber, OrderNumberFormat
 from ...decoding import decode_tokens
 from ...exceptions import InvalidId, SnowidError
+from ...ids import get_layout
 from ...inventory import get_field
 from ...ordernumbers.field import FORMAT_OPTIONS
-from ...registry import get_layout
 
 
 class Command(BaseCommand):

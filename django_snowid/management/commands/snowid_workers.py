@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...conf import conf
 from ...exceptions import SnowidError
-from ...leases.holder import get_lease_store
+from ...workerid.stores import get_lease_store
 from ._store_errors import store_errors
 
 HEADER = ["pool", "worker_id", "owner", "age_s", "last_tick", "expires_in_s"]

@@ -4,13 +4,26 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Literal, get_args
 
-from .conf import conf
-from .exceptions import WorkerIdError
+from ..conf import conf
+from ..core.digits import parse_digits
+from ..exceptions import InvalidId, WorkerIdError
+
+__all__ = [
+    "LEASE_SOURCES",
+    "SOURCES",
+    "Source",
+    "WorkerId",
+    "parse_worker_id",
+    "resolve_worker_id",
+]
 
 #: The worker-id sources: a fixed number, an environment variable, or a lease (a lock
 #: file on this host, a lease in Redis or in the database).
-SOURCES = ("static", "env", "slot", "redis", "database")
+Source = Literal["static", "env", "slot", "redis", "database"]
+SOURCES: tuple[Source, ...] = get_args(Source)
+LEASE_SOURCES: tuple[Source, ...] = ("slot", "redis", "database")
 
 WorkerId = int | Mapping[str, int]
 
@@ -18,25 +31,27 @@ WorkerId = int | Mapping[str, int]
 def parse_worker_id(text: str, *, origin: str) -> WorkerId:
     """Parse ``"7"`` or ``"datacenter=1,machine=3"``."""
     text = text.strip()
-    if text.isascii() and text.isdigit():
-        return int(text)
-    parts: dict[str, int] = {}
-    for item in text.split(","):
-        name, sep, value = item.partition("=")
-        value = value.strip()
-        if not sep or not name.strip() or not (value.isascii() and value.isdigit()):
-            raise WorkerIdError(
-                f"{origin} is {text!r}: expected a non-negative integer such as '7' or "
-                "named parts such as 'datacenter=1,machine=3'."
-            )
-        parts[name.strip()] = int(value)
-    return parts
+    try:
+        if "=" not in text:
+            return parse_digits(text, what="a worker id")
+        parts: dict[str, int] = {}
+        for item in text.split(","):
+            name, sep, value = item.partition("=")
+            if not sep or not name.strip():
+                raise InvalidId(f"{item!r} is not name=value")
+            parts[name.strip()] = parse_digits(value.strip(), what="a worker id")
+        return parts
+    except InvalidId:
+        raise WorkerIdError(
+            f"{origin} is {text!r}: expected a non-negative integer such as '7' or "
+            "named parts such as 'datacenter=1,machine=3'."
+        ) from None
 
 
 def resolve_worker_id() -> WorkerId:
     """The worker id the settings give this process (not yet checked against a layout)."""
     source = conf.WORKER_ID_SOURCE
-    if source in ("static", "slot", "redis", "database"):
+    if source in ("static", *LEASE_SOURCES):
         # For leases: the fixed node parts (e.g. the datacenter); the last part is leased.
         return conf.WORKER_ID
     if source == "env":

@@ -1,85 +1,21 @@
-"""Where worker-id leases live: Redis or lock files on this host (the database store,
-the default, is in ``database``).
+"""Worker-id leases in Redis: a hash per pool, changed only by two Lua scripts.
 
-Every store hands out the lowest free worker id of a pool atomically, renews and releases
-it for the holder that owns its token, and remembers per worker id the highest tick its
-holders may have issued (``tick bound``), also after the lease is gone: a new holder must
-not issue at or below it.
+``redis`` and ``django_redis`` are imported on first use only, so a project whose
+leases live elsewhere never imports them.
 """
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import os
 import socket
-import threading
-from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
-from ..exceptions import WorkerIdUnavailable, WorkerPoolExhausted
+from ...exceptions import WorkerIdUnavailable
+from ...redisscripts import RedisScript, RedisUnavailable
+from .base import Acquired, LeaseInfo, StoreSettling, exhausted
 
-__all__ = [
-    "Acquired",
-    "LeaseInfo",
-    "LeaseStore",
-    "RedisLeaseStore",
-    "SlotStore",
-    "StoreSettling",
-    "exhausted",
-]
+__all__ = ["RedisLeaseStore"]
 
-
-class StoreSettling(Exception):
-    """The store lost its records (or never had any) less than a lease's time-to-live
-    plus fencing margin ago: a holder from before may still issue under any worker id
-    until it re-asserts its lease or fences itself. Ask again after ``wait_ms``."""
-
-    def __init__(self, wait_ms: int) -> None:
-        super().__init__(wait_ms)
-        self.wait_ms = wait_ms
-
-
-@dataclass(frozen=True)
-class Acquired:
-    worker: int  # the leased value, 0 <= worker < pool size
-    tick_bound: int  # highest tick previous holders may have used; -1 if none known
-    bound_is_ms: bool = False  # the bound is a Unix time in ms (slots), not a raw tick
-
-
-@dataclass(frozen=True)
-class LeaseInfo:
-    pool: str
-    worker: int
-    owner: str
-    acquired_ms: int
-    expires_ms: int
-    tick_bound: int
-
-
-class LeaseStore(Protocol):
-    name: str
-
-    def acquire(
-        self, pool: str, size: int, owner: str, token: str, ttl_ms: int, *, first: int = 0
-    ) -> Acquired: ...
-
-    def renew(self, pool: str, worker: int, token: str, ttl_ms: int, tick_bound: int) -> bool: ...
-
-    def release(self, pool: str, worker: int, token: str, tick_bound: int) -> None: ...
-
-    def leases(self, pool: str | None = None) -> list[LeaseInfo]: ...
-
-
-def exhausted(pool: str, size: int, live: int) -> WorkerPoolExhausted:
-    return WorkerPoolExhausted(
-        f"Worker-id pool {pool!r} is exhausted: all {size} worker ids are leased "
-        f"({live} live leases). Stop some processes, wait for dead ones' leases to expire, "
-        "or use a layout with more node bits (SNOWID_WORKER_POOL_SIZE limits the pool)."
-    )
-
-
-# ---------------------------------------------------------------------- Redis
 # KEYS[1]: the pool, a hash: "<id>" -> "owner|token|expires_ms|acquired_ms",
 #          "tick:<id>" -> the highest tick holders of <id> may have used (kept forever),
 #          "since" -> when (Redis time, ms) this hash was last found missing: the store
@@ -92,7 +28,7 @@ def exhausted(pool: str, size: int, live: int) -> WorkerPoolExhausted:
 # Returns {id, tick_bound or -1}; {-1, live leases} when the pool is full; {-2, id}
 # garbage; {-3, ms} when the store lost its records less than grace_ms ago: come back
 # after ms.
-ACQUIRE_LUA: Final = """
+ACQUIRE: Final = RedisScript("""
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local size, ttl = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -121,14 +57,14 @@ for id = first, first + size - 1 do
   end
 end
 return {-1, live}
-"""
+""")
 
 # Renew (ARGV: id, token, ttl_ms, tick_bound, owner) or release (ttl_ms = 0). Returns 1
 # if this token held a lease that had not expired (renewed or released), or if the
 # lease's record is gone (the store lost it): nobody else holds the id, so the holder
 # re-asserts it with its own horizon. Returns 0, writing nothing, when another holder
 # has the id or this lease expired: a lost lease must not raise the id's tick bound.
-RENEW_LUA: Final = """
+RENEW: Final = RedisScript("""
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local id, token, ttl, bound = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -149,10 +85,7 @@ else
   redis.call('HSET', KEYS[1], id, owner .. '|' .. token .. '|' .. (now + ttl) .. '|' .. acquired)
 end
 return 1
-"""
-
-_LUA: Final = {hashlib.sha1(s.encode()).hexdigest(): s for s in (ACQUIRE_LUA, RENEW_LUA)}
-ACQUIRE_SHA, RENEW_SHA = list(_LUA)
+""")
 
 
 class RedisLeaseStore:
@@ -166,7 +99,8 @@ class RedisLeaseStore:
         return f"{{{self.prefix}:workers:{pool}}}"
 
     def _client(self) -> Any:
-        from django_redis import get_redis_connection
+        """The redis-py client of the cache alias: the one place a client is made."""
+        from django_redis import get_redis_connection  # the Redis stores only: lazy
 
         try:
             return get_redis_connection(self.alias)
@@ -175,17 +109,12 @@ class RedisLeaseStore:
                 f"The cache alias {self.alias!r} (SNOWID_REDIS_ALIAS) is not a django-redis cache."
             ) from None
 
-    def _run(self, sha: str, pool: str, args: list[Any]) -> Any:
-        import redis
+    def _run(self, script: RedisScript, pool: str, args: list[Any]) -> Any:
+        import redis  # the Redis stores only: lazy
 
-        client = self._client()
         try:
-            try:
-                return client.evalsha(sha, 1, self.key(pool), *args)
-            except redis.exceptions.NoScriptError:
-                client.script_load(_LUA[sha])
-                return client.evalsha(sha, 1, self.key(pool), *args)
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+            return script(self._client(), [self.key(pool)], args)
+        except RedisUnavailable as exc:
             raise WorkerIdUnavailable(
                 f"Redis (cache alias {self.alias!r}) is unreachable for worker-id leases: {exc}"
             ) from exc
@@ -199,7 +128,7 @@ class RedisLeaseStore:
     ) -> Acquired:
         # A holder fences itself a margin before its lease expires (holder.WorkerLease).
         grace = ttl_ms + min(ttl_ms // 3, 2000)
-        answer = self._run(ACQUIRE_SHA, pool, [size, ttl_ms, token, owner, grace, first])
+        answer = self._run(ACQUIRE, pool, [size, ttl_ms, token, owner, grace, first])
         worker, other = int(answer[0]), int(answer[1])
         if worker == -3:
             raise StoreSettling(other)
@@ -214,7 +143,7 @@ class RedisLeaseStore:
 
     def renew(self, pool: str, worker: int, token: str, ttl_ms: int, tick_bound: int) -> bool:
         owner = f"{socket.gethostname()}:{os.getpid()}"
-        return bool(self._run(RENEW_SHA, pool, [worker, token, ttl_ms, tick_bound, owner]))
+        return bool(self._run(RENEW, pool, [worker, token, ttl_ms, tick_bound, owner]))
 
     def release(self, pool: str, worker: int, token: str, tick_bound: int) -> None:
         self.renew(pool, worker, token, 0, tick_bound)
@@ -244,75 +173,3 @@ class RedisLeaseStore:
                     )
                 )
         return sorted(found, key=lambda lease: (lease.pool, lease.worker))
-
-
-# ---------------------------------------------------------------------- slots
-class SlotStore:
-    """Host-local slots: an exclusive ``flock`` on one of N files in a directory.
-
-    Unique among the processes of one host; the kernel releases a slot the moment its
-    process dies, so there is nothing to renew. Each file also keeps the tick bound of
-    its holders.
-    """
-
-    name = "slot"
-
-    def __init__(self, directory: str) -> None:
-        self.directory = directory
-        self._files: dict[tuple[str, int], int] = {}
-        self._lock = threading.Lock()
-
-    def _path(self, pool: str, worker: int) -> str:
-        safe = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in pool)
-        return os.path.join(self.directory, f"{safe}.{worker}.lock")
-
-    def acquire(
-        self, pool: str, size: int, owner: str, token: str, ttl_ms: int, *, first: int = 0
-    ) -> Acquired:
-        try:
-            os.makedirs(self.directory, mode=0o700, exist_ok=True)
-        except OSError as exc:
-            raise WorkerIdUnavailable(
-                f"Cannot create the slot directory {self.directory}: {exc}"
-            ) from exc
-        for worker in range(first, first + size):
-            fd = os.open(self._path(pool, worker), os.O_RDWR | os.O_CREAT, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                continue
-            data = os.pread(fd, 64, 0).decode(errors="replace").split()
-            text = data[0] if data else ""
-            with self._lock:
-                self._files[(pool, worker)] = fd
-            if text.startswith("@") and text[1:].isdigit():  # "@<unix ms>"
-                return Acquired(worker, int(text[1:]), bound_is_ms=True)
-            # A raw tick (written by an earlier version): read in this layout.
-            return Acquired(worker, int(text) if text.lstrip("-").isdigit() else -1)
-        raise exhausted(pool, size, size)
-
-    def renew(self, pool: str, worker: int, token: str, ttl_ms: int, tick_bound: int) -> bool:
-        fd = self._files.get((pool, worker))
-        if fd is None:
-            return False
-        os.pwrite(fd, f"@{tick_bound:<20d}\n".encode(), 0)
-        return True
-
-    def release(self, pool: str, worker: int, token: str, tick_bound: int) -> None:
-        if self.renew(pool, worker, token, 0, tick_bound):
-            with self._lock:
-                fd = self._files.pop((pool, worker))
-            os.close(fd)  # releases the lock
-
-    def forget_after_fork(self) -> None:
-        # The child's copies of the parent's files: closing them does not release the
-        # parent's locks (a flock lives while any descriptor of the open file does), and
-        # keeping them would hold the parent's slots after the parent died.
-        for fd in self._files.values():
-            os.close(fd)
-        self._files = {}
-        self._lock = threading.Lock()
-
-    def leases(self, pool: str | None = None) -> list[LeaseInfo]:
-        return []
