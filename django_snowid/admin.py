@@ -245,7 +245,7 @@ class SnowflakeAdminMixin:
             is_order = isinstance(decoded, DecodedOrderNumber)
             utc, local, zone = time_texts(decoded.time, milliseconds=not is_order)
             when = f"{utc} UTC ({local} {zone})"
-            if is_order:
+            if isinstance(decoded, DecodedOrderNumber):
                 detail = f"{when}, sequence {decoded.sequence}, shard {decoded.shard}"
             else:
                 parts = ", ".join(f"{k} {v}" for k, v in decoded.parts.items())

@@ -133,7 +133,8 @@ def check_worker_id(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage
 def _is_number(value: object, *, above: float | None = None, least: float | None = None) -> bool:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return False
-    return (above is None or value > above) and (least is None or value >= least)
+    number = float(value)
+    return (above is None or number > above) and (least is None or number >= least)
 
 
 def check_worker_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
@@ -217,9 +218,10 @@ def check_worker_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckM
 
 def redis_cache_problem(alias: str) -> str:
     """Why ``CACHES[alias]`` is no django-redis cache, or ``""``."""
-    if alias not in settings.CACHES:
+    caches: dict[str, dict[str, Any]] = getattr(settings, "CACHES", {})
+    if alias not in caches:
         return f"CACHES[{alias!r}] is missing; it must be a django_redis cache"
-    backend = settings.CACHES[alias].get("BACKEND", "")
+    backend = caches[alias].get("BACKEND", "")
     if not backend.startswith("django_redis."):
         return f"CACHES[{alias!r}] is {backend!r}; it must be a django_redis cache"
     return ""
@@ -267,7 +269,8 @@ def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
         return messages
     if conf.ORDER_BACKEND == "redis":
         alias = conf.REDIS_ALIAS
-        backend = settings.CACHES.get(alias, {}).get("BACKEND", "")
+        caches: dict[str, dict[str, Any]] = getattr(settings, "CACHES", {})
+        backend = caches.get(alias, {}).get("BACKEND", "")
         if not backend.startswith("django_redis."):
             messages.append(
                 _error(
@@ -382,7 +385,8 @@ def check_app_default_auto_field(app_configs: Any = None, **kwargs: Any) -> list
         return []
     warnings: list[CheckMessage] = []
     for config in app_configs or apps.get_app_configs():
-        if not (config._is_default_auto_field_overridden and _project_app(config)):
+        overridden = getattr(config, "_is_default_auto_field_overridden", False)
+        if not (overridden and _project_app(config)):
             continue
         losers = [
             model.__name__

@@ -11,12 +11,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
 from django.core.signals import setting_changed
 
 from .core.layout import DEFAULT_EPOCH
+
+#: What ``SNOWID_WORKER_ID_SOURCE`` takes: a fixed number, an environment variable, or a
+#: lease (a lock file on this host, a lease in Redis or in the database).
+WorkerIdSource = Literal["static", "env", "slot", "redis", "database"]
 
 #: Every setting with its default. The README lists them with their meaning.
 DEFAULTS: dict[str, Any] = {
@@ -76,7 +80,7 @@ class SnowidSettings:
         return _get("SNOWID_WORKER_ID")
 
     @property
-    def WORKER_ID_SOURCE(self) -> str:
+    def WORKER_ID_SOURCE(self) -> WorkerIdSource:
         return _get("SNOWID_WORKER_ID_SOURCE")
 
     @property

@@ -247,7 +247,7 @@ class _Reader:
         ours = inventory.fields(inventory.DECODABLE)
         try:
             if reading.startswith("field:"):
-                field = get_field(reading[6:])
+                field: Any = get_field(reading[6:])  # a field of ours: it has decode()
                 fill = _fill_order if isinstance(field, OrderNumberField) else _fill_snowflake
                 self.chosen = (field_label(field), field.decode, fill, [field])
             elif reading.startswith("layout:"):

@@ -8,7 +8,7 @@ loads the order-number machinery, nor ``redis``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django.core import checks
 from django.db import models
@@ -80,9 +80,9 @@ class _SnowflakeMixin:
     get_pk_value_on_save = new_id
 
     def contribute_to_class(
-        self, cls: type[models.Model], name: str, private_only: bool = False
+        self, cls: type[models.Model], name: str, private_only: bool = False, **kwargs: Any
     ) -> None:
-        super().contribute_to_class(cls, name, private_only=private_only)  # type: ignore[misc]
+        super().contribute_to_class(cls, name, private_only=private_only, **kwargs)  # type: ignore[misc]
         if not cls._meta.abstract:
             inventory.register(self, "snowflake")  # type: ignore[arg-type]
 
@@ -115,7 +115,7 @@ class _SnowflakeMixin:
                     id="django_snowid.E400",
                 )
             ]
-        return check_shard_from(self, self.shard_from)
+        return check_shard_from(cast(models.Field, self), self.shard_from)
 
 
 class SnowflakeField(_SnowflakeMixin, models.BigIntegerField):

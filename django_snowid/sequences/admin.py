@@ -30,7 +30,7 @@ __all__ = ["StatusAdmin"]
 def _order_streams() -> list[dict[str, Any]]:
     from ..ordernumbers.issuer import get_store as get_order_store
 
-    store = get_order_store()
+    store: Any = get_order_store()  # reads the Redis store's keys directly
     if store.name == "database":
         from ..models import OrderStreamState
 

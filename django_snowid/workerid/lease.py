@@ -29,7 +29,7 @@ from django.db.models import Field
 from ..conf import conf
 from ..core.generator import Clock, SnowflakeGenerator
 from ..core.layout import Layout
-from ..exceptions import WorkerLeaseLost, WorkerIdError
+from ..exceptions import WorkerIdError, WorkerLeaseLost
 from ..inventory import column_max
 from .pool import PoolSpec, pool_for
 from .stores import get_lease_store

@@ -4,26 +4,23 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Literal, get_args
+from typing import get_args
 
-from ..conf import conf
+from ..conf import WorkerIdSource, conf
 from ..core.digits import parse_digits
 from ..exceptions import InvalidId, WorkerIdError
 
 __all__ = [
     "LEASE_SOURCES",
     "SOURCES",
-    "Source",
     "WorkerId",
     "parse_worker_id",
     "resolve_worker_id",
 ]
 
-#: The worker-id sources: a fixed number, an environment variable, or a lease (a lock
-#: file on this host, a lease in Redis or in the database).
-Source = Literal["static", "env", "slot", "redis", "database"]
-SOURCES: tuple[Source, ...] = get_args(Source)
-LEASE_SOURCES: tuple[Source, ...] = ("slot", "redis", "database")
+#: The worker-id sources (``conf.WorkerIdSource``), and those that lease.
+SOURCES: tuple[WorkerIdSource, ...] = get_args(WorkerIdSource)
+LEASE_SOURCES: tuple[WorkerIdSource, ...] = ("slot", "redis", "database")
 
 WorkerId = int | Mapping[str, int]
 

@@ -94,8 +94,8 @@ class Command(BaseCommand):
                 item["reading"] = reading
             self.stdout.write(json.dumps(items, indent=2))
             return
-        for index, item in enumerate(decoded):
-            line = _line(item, verbose=options["verbosity"] > 1)
+        for index, value in enumerate(decoded):
+            line = _line(value, verbose=options["verbosity"] > 1)
             if readings:
                 line += f"  [read as {readings[index]}]"
             self.stdout.write(line)

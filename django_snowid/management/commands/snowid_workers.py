@@ -83,9 +83,10 @@ class Command(BaseCommand):
             self.stdout.write("  ".join(cells).rstrip())
 
     def _leases(self, source: str, all: bool) -> list[dict[str, Any]]:
+        errors: tuple[type[BaseException], ...] = (SnowidError, *store_errors())
         try:
             leases = get_lease_store(source).leases()
-        except (SnowidError, *store_errors()) as exc:
+        except errors as exc:
             where = (
                 f"Redis (cache alias {conf.REDIS_ALIAS!r})" if source == "redis" else "the database"
             )

@@ -155,7 +155,7 @@ class DatabaseLeaseStore:
 
     def _local(self, db: str) -> bool:
         connection = connections[db]
-        return connection.vendor == "sqlite" and bool(connection.is_in_memory_db())
+        return connection.vendor == "sqlite" and bool(connection.is_in_memory_db())  # type: ignore[attr-defined]
 
     def acquire(
         self, pool: str, size: int, owner: str, token: str, ttl_ms: int, *, first: int = 0
