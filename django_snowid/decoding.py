@@ -24,7 +24,6 @@ from .ordernumbers.field import OrderNumberField
 __all__ = [
     "DecodedRow",
     "Segment",
-    "decode_token",
     "decode_tokens",
     "parse_token",
     "reading_choices",
@@ -301,11 +300,6 @@ def decode_tokens(
             )
             row.age = now - row.time_utc
     return rows
-
-
-def decode_token(raw: str, reading: str = "", *, now: datetime | None = None) -> DecodedRow:
-    """Decode one pasted token (see :func:`decode_tokens`)."""
-    return decode_tokens([raw], reading, now=now)[0]
 
 
 def _detect(row: DecodedRow, now: datetime, reader: _Reader) -> None:
