@@ -8,7 +8,9 @@ of a ``SNOWID_*`` setting or of ``CACHES`` (where django-redis finds our Redis) 
 
 from __future__ import annotations
 
+import hashlib
 import os
+import tempfile
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Literal
@@ -95,9 +97,6 @@ class SnowidSettings:
     def WORKER_SLOT_DIR(self) -> str:
         """A directory per project by default: the projects of one host never share
         slots (named after the settings module and the default database)."""
-        import hashlib
-        import tempfile
-
         given = _get("SNOWID_WORKER_SLOT_DIR")
         if given:
             return str(given)

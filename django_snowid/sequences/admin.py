@@ -21,6 +21,7 @@ from django.urls import path
 
 from ..admin import IdDecoderAdmin
 from ..conf import conf
+from ..workerid.stores import get_lease_store
 from .models import SequenceStatus
 from .status import sequence_rows
 
@@ -48,8 +49,6 @@ def _order_streams() -> list[dict[str, Any]]:
 
 
 def _leases() -> list[dict[str, Any]]:
-    from ..workerid.stores import get_lease_store
-
     if conf.WORKER_ID_SOURCE not in ("redis", "database"):
         return []
     now_ms = time.time_ns() // 1_000_000
