@@ -19,7 +19,6 @@ from .core.orderformat import DecodedOrderNumber, OrderNumberFormat
 from .exceptions import InvalidId, LayoutError, SnowidError
 from .ids import get_layout, layout_names
 from .inventory import field_label, get_field
-from .ordernumbers.field import OrderNumberField
 
 __all__ = [
     "DecodedRow",
@@ -217,10 +216,10 @@ def _plausible(moment: datetime, now: datetime, earliest: datetime) -> bool:
     return earliest <= moment <= now + PLAUSIBLE_FUTURE
 
 
-def _order_formats(fields: list[Any]) -> dict[OrderNumberFormat, list[OrderNumberField]]:
-    formats: dict[OrderNumberFormat, list[OrderNumberField]] = {}
+def _order_formats(fields: list[Any]) -> dict[OrderNumberFormat, list[Any]]:
+    formats: dict[OrderNumberFormat, list[Any]] = {}
     for each in fields:
-        if isinstance(each, OrderNumberField):
+        if inventory.kind_of(each) == "order":
             try:
                 formats.setdefault(each.format, []).append(each)
             except LayoutError:
@@ -232,7 +231,7 @@ def _snowflake_fields(fields: list[Any], layout_name: str) -> list[Any]:
     return [
         f
         for f in fields
-        if not isinstance(f, OrderNumberField) and (f.layout_name or "default") == layout_name
+        if inventory.kind_of(f) != "order" and (f.layout_name or "default") == layout_name
     ]
 
 
@@ -247,7 +246,7 @@ class _Reader:
         try:
             if reading.startswith("field:"):
                 field: Any = get_field(reading[6:])  # a field of ours: it has decode()
-                fill = _fill_order if isinstance(field, OrderNumberField) else _fill_snowflake
+                fill = _fill_order if inventory.kind_of(field) == "order" else _fill_snowflake
                 self.chosen = (field_label(field), field.decode, fill, [field])
             elif reading.startswith("layout:"):
                 layout = get_layout(reading[7:])

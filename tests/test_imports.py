@@ -10,8 +10,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _imported_modules(code: str) -> list[str]:
-    """The modules ``code`` imports in a fresh interpreter (``-X importtime``)."""
+def _imported_modules(code: str) -> tuple[list[str], str]:
+    """The modules ``code`` imports in a fresh interpreter (``-X importtime``), and what
+    it prints."""
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.minimal_settings",
@@ -27,18 +28,20 @@ def _imported_modules(code: str) -> list[str]:
         check=True,
     )
     # Lines: "import time:   self [us] |  cumulative | imported package"
-    return [
+    imported = [
         line.rsplit("|", 1)[1].strip()
         for line in done.stderr.splitlines()
         if line.startswith("import time:") and "|" in line
     ]
+    return imported, done.stdout
 
 
-def test_snowflake_keys_alone_never_import_redis():
-    modules = _imported_modules(
-        "import django; django.setup(); import django_snowid.fields; "
-        "from django_snowid import next_id; next_id()"
+def test_snowflake_keys_and_the_admin_never_import_redis():
+    modules, printed = _imported_modules(
+        "import django, sys; django.setup(); import django_snowid.fields; "
+        "from django_snowid import next_id; next_id(); print('django_snowid.admin' in sys.modules)"
     )
     assert "django_snowid.fields" in modules  # the listing works
+    assert printed.strip() == "True"  # the admin's autodiscovery loaded our admin module
     loaded = [m for m in modules if m.split(".")[0] in ("redis", "django_redis")]
     assert loaded == []
