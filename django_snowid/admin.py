@@ -22,6 +22,7 @@ from django.urls import NoReverseMatch, path, reverse
 from django.utils.html import format_html, format_html_join
 
 from . import inventory
+from .adminpages import ReadOnlyPageAdmin
 from .core.digits import parse_digits
 from .core.orderformat import DecodedOrderNumber
 from .decoding import DecodedRow, decode_tokens, time_texts
@@ -35,23 +36,8 @@ __all__ = ["CreatedFilter", "IdDecoderAdmin", "SnowflakeAdminMixin", "SnowflakeM
 CARD_LIMIT = 10
 
 
-class IdDecoderAdmin(admin.ModelAdmin):
+class IdDecoderAdmin(ReadOnlyPageAdmin):
     """The decode page. Any active staff member may use it; it writes nothing."""
-
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return request.user.is_active and request.user.is_staff
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self.has_module_permission(request)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def get_urls(self) -> list[Any]:
         view = self.admin_site.admin_view(self.decode_view)

@@ -19,7 +19,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import path
 
-from ..admin import IdDecoderAdmin
+from ..adminpages import ReadOnlyPageAdmin
 from ..conf import conf
 from ..workerid.stores import get_lease_store
 from .models import SequenceStatus
@@ -66,7 +66,7 @@ def _read(part: Callable[[], list[dict[str, Any]]]) -> tuple[list[dict[str, Any]
         return [], f"{type(exc).__name__}: {exc}"
 
 
-class StatusAdmin(IdDecoderAdmin):
+class StatusAdmin(ReadOnlyPageAdmin):
     """The status page; any active staff member may see it, it writes nothing."""
 
     def get_urls(self) -> list[Any]:
