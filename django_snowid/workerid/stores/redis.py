@@ -126,7 +126,7 @@ class RedisLeaseStore:
     def acquire(
         self, pool: str, size: int, owner: str, token: str, ttl_ms: int, *, first: int = 0
     ) -> Acquired:
-        # A holder fences itself a margin before its lease expires (holder.WorkerLease).
+        # A holder fences itself a margin before its lease expires (lease.LeaseHolder).
         grace = ttl_ms + min(ttl_ms // 3, 2000)
         answer = self._run(ACQUIRE, pool, [size, ttl_ms, token, owner, grace, first])
         worker, other = int(answer[0]), int(answer[1])
