@@ -12,7 +12,7 @@ MYSQL_EXTRA := $(shell pkg-config --exists libmariadb 2>/dev/null || pkg-config 
 PY312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do "$$p" -c '' 2>/dev/null && { echo "$$p"; break; }; done)
 PYTEST_FLAGS ?= -q
 
-.PHONY: help demo test test-sqlite test-postgresql test-mariadb test-isolation test-django42 \
+.PHONY: help demo test typecheck test-sqlite test-postgresql test-mariadb test-isolation test-django42 \
         test-django6 bench lint clean
 
 help:
@@ -20,7 +20,7 @@ help:
 	@echo "            (SQLite), create rows, and print how to start its server and log in"
 	@echo "make test   set up and run the whole test suite (SQLite, PostgreSQL, MariaDB)"
 	@echo "make bench  run the benchmarks"
-	@echo "make lint   ruff"
+	@echo "make lint   ruff and mypy (make typecheck: mypy alone)"
 
 # ------------------------------------------------------------------ setup
 $(BIN)/.installed: pyproject.toml
@@ -43,6 +43,7 @@ demo: $(DEMO_VENV)/.installed
 
 # ------------------------------------------------------------------ tests
 test: $(BIN)/.installed
+	$(MAKE) --no-print-directory typecheck
 	$(MAKE) --no-print-directory test-sqlite test-postgresql test-mariadb test-isolation
 	$(MAKE) --no-print-directory test-django42
 	$(MAKE) --no-print-directory test-django6
@@ -116,6 +117,11 @@ bench: $(BIN)/.installed
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(MAKE) --no-print-directory typecheck
+
+# mypy with the django-stubs plugin, on django_snowid/ ([tool.mypy] in pyproject.toml).
+typecheck: $(BIN)/.installed
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) $(VENV)-django42 $(VENV)-django6 $(DEMO_VENV) example_project/db.sqlite3 .pytest_cache

@@ -39,7 +39,7 @@ def main() -> int:
 
     from django_snowid.core.generator import SnowflakeGenerator
     from django_snowid.core.layout import PRESETS
-    from django_snowid.leases.holder import lease_generator, release_all
+    from django_snowid.workerid.lease import lease_generator, release_all
 
     layout = PRESETS["classic"]
     old = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
@@ -49,18 +49,18 @@ def main() -> int:
         for source in sources:
             # A new Redis pool is not trusted for one time-to-live plus margin (it cannot
             # tell "never had records" from "lost them"): take that wait before timing.
-            lease_generator(layout, "bench", 0, source, heartbeat=False, ttl_s=0.3)
+            lease_generator(layout, 0, source, heartbeat=False, ttl_s=0.3)
             release_all()
             times = []
             for _ in range(args.acquisitions):
                 start = time.perf_counter()
-                lease_generator(layout, "bench", 0, source, heartbeat=False, ttl_s=0.3)
+                lease_generator(layout, 0, source, heartbeat=False, ttl_s=0.3)
                 times.append(time.perf_counter() - start)
                 release_all()
             figures[f"acquire.{source}"] = statistics.median(times) * 1e6
 
         static = SnowflakeGenerator(layout, 5)
-        leased = lease_generator(layout, "bench-beat", 0, "database")  # the default TTL
+        leased = lease_generator(layout, 0, "database")  # the default TTL
         ratios, plain_rates, leased_rates = [], [], []
         for repeat in range(args.repeat):  # alternate (and rotate) so drift hits both alike
             pair = [(static.next_id, plain_rates), (leased.next_id, leased_rates)]

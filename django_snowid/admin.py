@@ -11,7 +11,7 @@ import csv
 import io
 import json
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, cast
 
 from django.contrib import admin
 from django.contrib.admin.utils import quote
@@ -21,14 +21,14 @@ from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, path, reverse
 from django.utils.html import format_html, format_html_join
 
+from . import inventory
+from .adminpages import ReadOnlyPageAdmin
 from .core.digits import parse_digits
 from .core.orderformat import DecodedOrderNumber
 from .decoding import DecodedRow, decode_tokens, time_texts
 from .exceptions import SnowidError
-from .fields import SnowflakeAutoField, SnowflakeField
 from .forms import DecodeForm
 from .models import IdDecoder
-from .ordernumbers.field import OrderNumberField
 
 __all__ = ["CreatedFilter", "IdDecoderAdmin", "SnowflakeAdminMixin", "SnowflakeModelAdmin"]
 
@@ -36,23 +36,8 @@ __all__ = ["CreatedFilter", "IdDecoderAdmin", "SnowflakeAdminMixin", "SnowflakeM
 CARD_LIMIT = 10
 
 
-class IdDecoderAdmin(admin.ModelAdmin):
+class IdDecoderAdmin(ReadOnlyPageAdmin):
     """The decode page. Any active staff member may use it; it writes nothing."""
-
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return request.user.is_active and request.user.is_staff
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self.has_module_permission(request)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def get_urls(self) -> list[Any]:
         view = self.admin_site.admin_view(self.decode_view)
@@ -141,17 +126,17 @@ admin.site.register(IdDecoder, IdDecoderAdmin)
 
 # ------------------------------------------------------------ model admins
 def _snowflake_field(model: type[models.Model]) -> Any:
-    if isinstance(model._meta.pk, (SnowflakeAutoField, SnowflakeField)):
+    if inventory.kind_of(model._meta.pk) == "snowflake":
         return model._meta.pk
     for each in model._meta.concrete_fields:
-        if isinstance(each, (SnowflakeAutoField, SnowflakeField)):
+        if inventory.kind_of(each) == "snowflake":
             return each
     return None
 
 
 def _order_field(model: type[models.Model]) -> Any:
     for each in model._meta.concrete_fields:
-        if isinstance(each, OrderNumberField):
+        if inventory.kind_of(each) == "order":
             return each
     return None
 
@@ -179,7 +164,7 @@ class CreatedFilter(admin.SimpleListFilter):
     def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
         span = self.ranges.get(self.value() or "")
         pk = queryset.model._meta.pk
-        if span is None or not isinstance(pk, (SnowflakeAutoField, SnowflakeField)):
+        if span is None or inventory.kind_of(pk) != "snowflake":
             return queryset
         return queryset.filter(pk__created_after=datetime.now(timezone.utc) - span)
 
@@ -232,20 +217,20 @@ class SnowflakeAdminMixin:
     def snowid_decoded(self, obj: models.Model) -> Any:
         rows = []
         for each in obj._meta.concrete_fields:
-            if not isinstance(each, (SnowflakeAutoField, SnowflakeField, OrderNumberField)):
+            if inventory.kind_of(each) not in inventory.DECODABLE:
                 continue
             value = getattr(obj, each.attname)
             if not value:
                 continue
             try:
-                decoded = each.decode(value)
+                decoded = cast(Any, each).decode(value)  # a field of ours: it decodes
             except SnowidError as exc:
                 rows.append((each.verbose_name, str(value), str(exc)))
                 continue
             is_order = isinstance(decoded, DecodedOrderNumber)
             utc, local, zone = time_texts(decoded.time, milliseconds=not is_order)
             when = f"{utc} UTC ({local} {zone})"
-            if is_order:
+            if isinstance(decoded, DecodedOrderNumber):
                 detail = f"{when}, sequence {decoded.sequence}, shard {decoded.shard}"
             else:
                 parts = ", ".join(f"{k} {v}" for k, v in decoded.parts.items())
@@ -280,7 +265,7 @@ class SnowflakeAdminMixin:
     def get_list_filter(self, request: HttpRequest) -> Any:
         filters = list(super().get_list_filter(request))  # type: ignore[misc]
         pk = self.model._meta.pk
-        if isinstance(pk, (SnowflakeAutoField, SnowflakeField)) and CreatedFilter not in filters:
+        if inventory.kind_of(pk) == "snowflake" and CreatedFilter not in filters:
             filters.append(CreatedFilter)
         return filters
 
@@ -302,7 +287,7 @@ class SnowflakeAdminMixin:
             value = 0
         if 0 < value < 2**63:
             for each in self.model._meta.concrete_fields:
-                if isinstance(each, (SnowflakeAutoField, SnowflakeField, OrderNumberField)):
+                if inventory.kind_of(each) in inventory.DECODABLE:
                     lookups |= models.Q(**{each.attname: value})
         own_fields = list(super().get_search_fields(request))  # type: ignore[misc]
         if own_fields:

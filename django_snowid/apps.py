@@ -2,6 +2,9 @@ from __future__ import annotations
 
 from django.apps import AppConfig
 
+from . import checks
+from .sequences import checks as sequence_checks
+
 
 class SnowidConfig(AppConfig):
     name = "django_snowid"
@@ -10,5 +13,5 @@ class SnowidConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import checks, registry  # noqa: F401  (registers checks and signal receivers)
-        from .sequences import checks as sequence_checks  # noqa: F401
+        checks.register_checks()
+        sequence_checks.register_checks()

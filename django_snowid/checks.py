@@ -2,49 +2,45 @@
 
 A misconfiguration must stop ``runserver``/``migrate``/``check`` at startup, never
 surface at the first insert. Each id is documented in the README under "System checks".
+The checks are registered by ``AppConfig.ready()`` (:func:`register_checks`), not when
+this module is imported.
 """
 
 from __future__ import annotations
 
 import numbers
-import os
-from collections.abc import Mapping
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.apps import apps
+from django.conf import settings
+from django.core.checks import CheckMessage, Tags, register
+from django.utils.module_loading import import_string
 
-from .conf import conf
-from .core.layout import Layout, parse_epoch
-from .exceptions import LayoutError, WorkerIdError
-from .registry import build_layout, layout_names, worker_node
-from .workers import resolve_worker_id
+from .checkhelp import configured_layouts, error, is_number, warning
+from .conf import _get, conf
+from .core.layout import parse_epoch
+from .core.orderformat import OrderNumberFormat
+from .exceptions import LayoutError
+from .fields import SnowflakeAutoField
+from .workerid.checks import check_worker_id, check_worker_settings
 
-HINT = "See the README section 'System checks', {id}."
 EXHAUSTION_WARNING = timedelta(days=3653)  # ten years
-
-
-def _error(msg: str, id_: str) -> Error:
-    return Error(msg, hint=HINT.format(id=id_), id=id_)
-
-
-def _warning(msg: str, id_: str) -> Warning:
-    return Warning(msg, hint=HINT.format(id=id_), id=id_)
 
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-@register(Tags.compatibility)
 def check_epoch(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     try:
         epoch = parse_epoch(conf.EPOCH)
     except LayoutError as exc:
-        return [_error(f"SNOWID_EPOCH is invalid: {exc}", "django_snowid.E001")]
+        return [error(f"SNOWID_EPOCH is invalid: {exc}", "django_snowid.E001")]
     if epoch > _now():
         return [
-            _error(
+            error(
                 f"SNOWID_EPOCH {epoch.isoformat()} is in the future: every id would need a "
                 "negative time part.",
                 "django_snowid.E002",
@@ -53,35 +49,15 @@ def check_epoch(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     return []
 
 
-def _layouts() -> tuple[list[Layout], list[CheckMessage]]:
-    layouts: list[Layout] = []
-    errors: list[CheckMessage] = []
-    try:
-        parse_epoch(conf.EPOCH)
-        epoch_error = ""
-    except LayoutError as exc:
-        epoch_error = str(exc)
-    for name in layout_names():
-        setting = "SNOWID_LAYOUT" if name == "default" else f"SNOWID_LAYOUTS[{name!r}]"
-        try:
-            layouts.append(build_layout(name))
-        except (LayoutError, TypeError) as exc:
-            if str(exc) == epoch_error:
-                continue  # the shared SNOWID_EPOCH: E001 says it once, not once a layout
-            errors.append(_error(f"{setting} is invalid: {exc}", "django_snowid.E003"))
-    return layouts, errors
-
-
-@register(Tags.compatibility)
 def check_layouts(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    layouts, messages = _layouts()
+    layouts, messages = configured_layouts()
     now = _now()
     for layout in layouts:
         if layout.epoch > now:
             continue  # E002 (or its own epoch) says it
         if layout.exhausted_at <= now:
             messages.append(
-                _error(
+                error(
                     f"The time bits of layout {layout.name!r} ({layout.describe()}) ran out at "
                     f"{layout.exhausted_at.isoformat()}: no id can be issued.",
                     "django_snowid.E005",
@@ -89,7 +65,7 @@ def check_layouts(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
             )
         elif layout.exhausted_at - now < EXHAUSTION_WARNING:
             messages.append(
-                _warning(
+                warning(
                     f"The time bits of layout {layout.name!r} ({layout.describe()}) run out at "
                     f"{layout.exhausted_at.isoformat()}, within ten years.",
                     "django_snowid.W001",
@@ -98,161 +74,11 @@ def check_layouts(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     return messages
 
 
-@register(Tags.compatibility)
-def check_worker_id(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    if conf.WORKER_ID_SOURCE == "env" and os.environ.get(str(conf.WORKER_ID_ENV)) is None:
-        # Commands that issue no ids (migrate, check, collectstatic) run without the
-        # variable; the first id refuses, naming it.
-        return []
-    if not _worker_id_shaped(conf.WORKER_ID):
-        return []  # E015 says it
-    try:
-        worker = resolve_worker_id()
-    except WorkerIdError as exc:
-        return [_error(str(exc), "django_snowid.E006")]
-    from .leases.holder import LEASE_SOURCES, pool_for
-
-    layouts, _ = _layouts()
-    messages: list[CheckMessage] = []
-    for layout in layouts:
-        try:
-            if conf.WORKER_ID_SOURCE in LEASE_SOURCES:
-                # Leased: SNOWID_WORKER_ID only fixes the parts before the leased one.
-                pool = pool_for(layout, layout.name, worker)
-                pool.node(pool.size - 1)
-            else:
-                worker_node(layout, worker)
-        except (LayoutError, WorkerIdError) as exc:
-            messages.append(_error(f"The worker id does not fit: {exc}", "django_snowid.E004"))
-    return messages
-
-
-def _is_number(value: object, *, above: float | None = None, least: float | None = None) -> bool:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return False
-    return (above is None or value > above) and (least is None or value >= least)
-
-
-@register(Tags.compatibility)
-def check_worker_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """Type and range of every worker-id setting, and what the chosen source needs."""
-    from django.conf import settings
-
-    messages: list[CheckMessage] = []
-    ttl = conf.WORKER_LEASE_TTL_S
-    if not _is_number(ttl, above=0):
-        messages.append(
-            _error(
-                f"SNOWID_WORKER_LEASE_TTL_S is {ttl!r}; expected a number of seconds > 0.",
-                "django_snowid.E010",
-            )
-        )
-    size = conf.WORKER_POOL_SIZE
-    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
-        messages.append(
-            _error(
-                f"SNOWID_WORKER_POOL_SIZE is {size!r}; expected None or an integer >= 1.",
-                "django_snowid.E011",
-            )
-        )
-    wait = conf.WORKER_RESUME_MAX_WAIT_MS
-    if not _is_number(wait, least=0):
-        messages.append(
-            _error(
-                f"SNOWID_WORKER_RESUME_MAX_WAIT_MS is {wait!r}; expected a number of "
-                "milliseconds >= 0.",
-                "django_snowid.E012",
-            )
-        )
-    directory = getattr(settings, "SNOWID_WORKER_SLOT_DIR", None)
-    if directory is not None and not (isinstance(directory, str | os.PathLike) and str(directory)):
-        messages.append(
-            _error(
-                f"SNOWID_WORKER_SLOT_DIR is {directory!r}; expected None or a directory path.",
-                "django_snowid.E013",
-            )
-        )
-    env = conf.WORKER_ID_ENV
-    if not isinstance(env, str) or not env or "=" in env:
-        messages.append(
-            _error(
-                f"SNOWID_WORKER_ID_ENV is {env!r}; expected the name of an environment variable.",
-                "django_snowid.E014",
-            )
-        )
-    worker = conf.WORKER_ID
-    if not _worker_id_shaped(worker):
-        messages.append(
-            _error(
-                f"SNOWID_WORKER_ID is {worker!r}; expected an integer >= 0 or a dict of "
-                "node part names to integers >= 0.",
-                "django_snowid.E015",
-            )
-        )
-    source = conf.WORKER_ID_SOURCE
-    if source == "redis":
-        alias = conf.REDIS_ALIAS
-        problem = redis_cache_problem(alias)
-        if problem:
-            messages.append(
-                _error(
-                    f"Worker-id leases use Redis (SNOWID_WORKER_ID_SOURCE = 'redis') through "
-                    f"the cache alias {alias!r} (SNOWID_REDIS_ALIAS), but {problem}. Or set "
-                    "SNOWID_WORKER_ID_SOURCE = 'database'.",
-                    "django_snowid.E016",
-                )
-            )
-    if source == "slot" and not _hosts_told_apart():
-        messages.append(
-            _warning(
-                "SNOWID_WORKER_ID_SOURCE is 'slot': lock files are unique on one host only, "
-                "and nothing tells hosts apart (SNOWID_WORKER_ID fixes no node part before the "
-                "leased one), so every host, container or PrivateTmp unit starts at worker 0. "
-                "With several hosts use 'database' or 'redis'; on one host, silence this check.",
-                "django_snowid.W010",
-            )
-        )
-    return messages
-
-
-def redis_cache_problem(alias: str) -> str:
-    """Why ``CACHES[alias]`` is no django-redis cache, or ``""``."""
-    from django.conf import settings
-
-    if alias not in settings.CACHES:
-        return f"CACHES[{alias!r}] is missing; it must be a django_redis cache"
-    backend = settings.CACHES[alias].get("BACKEND", "")
-    if not backend.startswith("django_redis."):
-        return f"CACHES[{alias!r}] is {backend!r}; it must be a django_redis cache"
-    return ""
-
-
-def _worker_id_shaped(worker: object) -> bool:
-    def natural(value: object) -> bool:
-        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-    if isinstance(worker, Mapping):
-        return all(isinstance(k, str) and natural(v) for k, v in worker.items())
-    return natural(worker)
-
-
-def _hosts_told_apart() -> bool:
-    """Whether every layout leases only its last node part, the parts before it being
-    given by ``SNOWID_WORKER_ID`` (a per-host value, e.g. the datacenter or host number)."""
-    from django.conf import settings
-
-    if not hasattr(settings, "SNOWID_WORKER_ID"):
-        return False
-    layouts, _ = _layouts()
-    return bool(layouts) and all(len(layout.node_parts) > 1 for layout in layouts)
-
-
-@register(Tags.compatibility)
 def check_clock_tolerance(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     value = conf.CLOCK_BACKWARDS_TOLERANCE_MS
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or value < 0:
         return [
-            _error(
+            error(
                 f"SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS is {value!r}; expected a number of "
                 "milliseconds >= 0.",
                 "django_snowid.E007",
@@ -261,7 +87,6 @@ def check_clock_tolerance(app_configs: Any = None, **kwargs: Any) -> list[CheckM
     return []
 
 
-@register(Tags.compatibility)
 def check_redis_client(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """SNOWID_REDIS_CLIENT_FACTORY must name a callable (it is not called here: that would
     connect to Redis)."""
@@ -270,14 +95,13 @@ def check_redis_client(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
     try:
         factory()
     except RedisClientError as exc:
-        return [_error(str(exc), exc.check_id)]
+        return [error(str(exc), exc.check_id)]
     return []
 
 
-@register(Tags.compatibility)
 def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    from django.conf import settings
-
+    # Imported here: the order-number machinery loads redis, which a project without
+    # order numbers never needs.
     from .ordernumbers.field import check_backend
     from .ordernumbers.issuer import stream_fields
 
@@ -286,10 +110,11 @@ def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
         return messages
     if conf.ORDER_BACKEND == "redis":
         alias = conf.REDIS_ALIAS
-        backend = settings.CACHES.get(alias, {}).get("BACKEND", "")
+        caches: dict[str, dict[str, Any]] = getattr(settings, "CACHES", {})
+        backend = caches.get(alias, {}).get("BACKEND", "")
         if not backend.startswith("django_redis."):
             messages.append(
-                _error(
+                error(
                     f"Order numbers use Redis through the cache alias {alias!r} "
                     f"(SNOWID_REDIS_ALIAS), but CACHES[{alias!r}] is "
                     f"{'missing' if alias not in settings.CACHES else repr(backend)}; it must be "
@@ -300,7 +125,7 @@ def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
     spread, when_full = conf.ORDER_RANDOM_START, conf.ORDER_WHEN_FULL
     if isinstance(spread, bool) or not isinstance(spread, int) or spread < 0:
         messages.append(
-            _error(
+            error(
                 f"SNOWID_ORDER_RANDOM_START is {spread!r}; expected an integer >= 0.",
                 "django_snowid.E207",
             )
@@ -313,7 +138,7 @@ def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
                 continue  # E202 says it
             if spread >= cap:
                 messages.append(
-                    _error(
+                    error(
                         f"SNOWID_ORDER_RANDOM_START={spread} leaves no sequence of the "
                         f"{cap} per second of stream {field.stream!r}.",
                         "django_snowid.E207",
@@ -322,14 +147,14 @@ def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
                 break
     if when_full not in ("wait", "raise"):
         messages.append(
-            _error(
+            error(
                 f"SNOWID_ORDER_WHEN_FULL is {when_full!r}; expected 'wait' or 'raise'.",
                 "django_snowid.E208",
             )
         )
     if not isinstance(conf.ORDER_SEND_AHEAD, bool):
         messages.append(
-            _error(
+            error(
                 f"SNOWID_ORDER_SEND_AHEAD is {conf.ORDER_SEND_AHEAD!r}; expected True or False.",
                 "django_snowid.E209",
             )
@@ -337,7 +162,6 @@ def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
     return messages
 
 
-@register(Tags.compatibility)
 def check_public_ids(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     alphabet, min_length = conf.PUBLIC_ID_ALPHABET, conf.PUBLIC_ID_MIN_LENGTH
     if alphabet is None:
@@ -347,7 +171,7 @@ def check_public_ids(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
         from sqids.constants import DEFAULT_ALPHABET
     except ImportError:
         return [
-            _error(
+            error(
                 "SNOWID_PUBLIC_ID_ALPHABET is set but sqids is not installed "
                 "(pip install 'django-snowid[sqids]').",
                 "django_snowid.E402",
@@ -363,7 +187,7 @@ def check_public_ids(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
             problem = str(exc)
     if problem:
         return [
-            _error(
+            error(
                 f"SNOWID_PUBLIC_ID_ALPHABET={alphabet!r} / SNOWID_PUBLIC_ID_MIN_LENGTH="
                 f"{min_length!r}: {problem}.",
                 "django_snowid.E401",
@@ -371,7 +195,7 @@ def check_public_ids(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
         ]
     if alphabet == DEFAULT_ALPHABET:
         return [
-            _warning(
+            warning(
                 "SNOWID_PUBLIC_ID_ALPHABET is sqids' default alphabet: anyone with the "
                 "library decodes your public ids. Shuffle it once for this project.",
                 "django_snowid.W400",
@@ -389,16 +213,10 @@ def _project_app(config: Any) -> bool:
     return not any(part in path for part in ("site-packages", "dist-packages"))
 
 
-@register(Tags.models)
 def check_app_default_auto_field(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """``startapp`` writes ``default_auto_field = "django.db.models.BigAutoField"`` into a
     new app's ``apps.py``; it silently wins over a ``DEFAULT_AUTO_FIELD`` that names ours,
     and the admin mixin then has nothing to decode."""
-    from django.apps import apps
-    from django.conf import settings
-    from django.utils.module_loading import import_string
-
-    from .fields import SnowflakeAutoField
 
     try:
         ours = issubclass(import_string(settings.DEFAULT_AUTO_FIELD), SnowflakeAutoField)
@@ -408,7 +226,8 @@ def check_app_default_auto_field(app_configs: Any = None, **kwargs: Any) -> list
         return []
     warnings: list[CheckMessage] = []
     for config in app_configs or apps.get_app_configs():
-        if not (config._is_default_auto_field_overridden and _project_app(config)):
+        overridden = getattr(config, "_is_default_auto_field_overridden", False)
+        if not (overridden and _project_app(config)):
             continue
         losers = [
             model.__name__
@@ -419,7 +238,7 @@ def check_app_default_auto_field(app_configs: Any = None, **kwargs: Any) -> list
         ]
         if losers:
             warnings.append(
-                _warning(
+                warning(
                     f"App {config.label!r} sets default_auto_field = "
                     f"{config.default_auto_field!r} in its AppConfig, which overrides "
                     f"DEFAULT_AUTO_FIELD ({settings.DEFAULT_AUTO_FIELD}): "
@@ -440,7 +259,7 @@ _ORDER_SETTINGS: tuple[tuple[str, Any, str, str], ...] = (
     ("ALLOW_DST", lambda v: isinstance(v, bool), "True or False", "E210"),
     (
         "MAX_WAIT_MS",
-        lambda v: _is_number(v) and 0 <= v <= 60_000,
+        lambda v: is_number(v) and 0 <= v <= 60_000,
         "a number of milliseconds from 0 to 60000",
         "E211",
     ),
@@ -459,19 +278,16 @@ _ORDER_SETTINGS: tuple[tuple[str, Any, str, str], ...] = (
 )
 
 
-@register(Tags.compatibility)
 def check_order_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """Type and range of the order-number settings the format checks do not cover."""
-    from .conf import _get
-    from .core.orderformat import OrderNumberFormat
-    from .ordernumbers.field import FORMAT_OPTIONS
+    from .ordernumbers.field import FORMAT_OPTIONS  # loads redis: see check_order_numbers
 
     messages: list[CheckMessage] = []
     for name, valid, expected, id_ in _ORDER_SETTINGS:
         value = _get(f"SNOWID_ORDER_{name}")
         if not valid(value):
             messages.append(
-                _error(
+                error(
                     f"SNOWID_ORDER_{name} is {value!r}; expected {expected}.",
                     f"django_snowid.{id_}",
                 )
@@ -480,10 +296,30 @@ def check_order_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
         OrderNumberFormat(**{name: conf.order_format_default(name) for name in FORMAT_OPTIONS})
     except (LayoutError, TypeError, ValueError) as exc:
         messages.append(
-            _error(
+            error(
                 "The SNOWID_ORDER_PACKING/SEQUENCE_BITS/SHARD_BITS/SEQUENCE_DIGITS/"
                 f"SHARD_DIGITS/ZONE settings make no valid order-number format: {exc}",
                 "django_snowid.E214",
             )
         )
     return messages
+
+
+#: Every check of the settings, with its tag: ``AppConfig.ready()`` registers them.
+CHECKS: tuple[tuple[Callable[..., list[CheckMessage]], str], ...] = (
+    (check_epoch, Tags.compatibility),
+    (check_layouts, Tags.compatibility),
+    (check_worker_id, Tags.compatibility),
+    (check_worker_settings, Tags.compatibility),
+    (check_clock_tolerance, Tags.compatibility),
+    (check_order_numbers, Tags.compatibility),
+    (check_public_ids, Tags.compatibility),
+    (check_app_default_auto_field, Tags.models),
+    (check_order_settings, Tags.compatibility),
+    (check_redis_client, Tags.compatibility),
+)
+
+
+def register_checks() -> None:
+    for check, tag in CHECKS:
+        register(check, tag)

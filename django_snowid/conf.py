@@ -8,15 +8,21 @@ of a ``SNOWID_*`` setting or of ``CACHES`` (where django-redis finds our Redis) 
 
 from __future__ import annotations
 
+import hashlib
 import os
+import tempfile
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
 from django.core.signals import setting_changed
 
 from .core.layout import DEFAULT_EPOCH
+
+#: What ``SNOWID_WORKER_ID_SOURCE`` takes: a fixed number, an environment variable, or a
+#: lease (a lock file on this host, a lease in Redis or in the database).
+WorkerIdSource = Literal["static", "env", "slot", "redis", "database"]
 
 #: Every setting with its default. The README lists them with their meaning.
 DEFAULTS: dict[str, Any] = {
@@ -77,7 +83,7 @@ class SnowidSettings:
         return _get("SNOWID_WORKER_ID")
 
     @property
-    def WORKER_ID_SOURCE(self) -> str:
+    def WORKER_ID_SOURCE(self) -> WorkerIdSource:
         return _get("SNOWID_WORKER_ID_SOURCE")
 
     @property
@@ -92,9 +98,6 @@ class SnowidSettings:
     def WORKER_SLOT_DIR(self) -> str:
         """A directory per project by default: the projects of one host never share
         slots (named after the settings module and the default database)."""
-        import hashlib
-        import tempfile
-
         given = _get("SNOWID_WORKER_SLOT_DIR")
         if given:
             return str(given)

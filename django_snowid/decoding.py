@@ -17,14 +17,12 @@ from .core.digits import parse_digits
 from .core.layout import DecodedId, Layout
 from .core.orderformat import DecodedOrderNumber, OrderNumberFormat
 from .exceptions import InvalidId, LayoutError, SnowidError
+from .ids import get_layout, layout_names
 from .inventory import field_label, get_field
-from .ordernumbers.field import OrderNumberField
-from .registry import get_layout, layout_names
 
 __all__ = [
     "DecodedRow",
     "Segment",
-    "decode_token",
     "decode_tokens",
     "parse_token",
     "reading_choices",
@@ -218,10 +216,10 @@ def _plausible(moment: datetime, now: datetime, earliest: datetime) -> bool:
     return earliest <= moment <= now + PLAUSIBLE_FUTURE
 
 
-def _order_formats(fields: list[Any]) -> dict[OrderNumberFormat, list[OrderNumberField]]:
-    formats: dict[OrderNumberFormat, list[OrderNumberField]] = {}
+def _order_formats(fields: list[Any]) -> dict[OrderNumberFormat, list[Any]]:
+    formats: dict[OrderNumberFormat, list[Any]] = {}
     for each in fields:
-        if isinstance(each, OrderNumberField):
+        if inventory.kind_of(each) == "order":
             try:
                 formats.setdefault(each.format, []).append(each)
             except LayoutError:
@@ -233,7 +231,7 @@ def _snowflake_fields(fields: list[Any], layout_name: str) -> list[Any]:
     return [
         f
         for f in fields
-        if not isinstance(f, OrderNumberField) and (f.layout_name or "default") == layout_name
+        if inventory.kind_of(f) != "order" and (f.layout_name or "default") == layout_name
     ]
 
 
@@ -247,8 +245,8 @@ class _Reader:
         ours = inventory.fields(inventory.DECODABLE)
         try:
             if reading.startswith("field:"):
-                field = get_field(reading[6:])
-                fill = _fill_order if isinstance(field, OrderNumberField) else _fill_snowflake
+                field: Any = get_field(reading[6:])  # a field of ours: it has decode()
+                fill = _fill_order if inventory.kind_of(field) == "order" else _fill_snowflake
                 self.chosen = (field_label(field), field.decode, fill, [field])
             elif reading.startswith("layout:"):
                 layout = get_layout(reading[7:])
@@ -301,11 +299,6 @@ def decode_tokens(
             )
             row.age = now - row.time_utc
     return rows
-
-
-def decode_token(raw: str, reading: str = "", *, now: datetime | None = None) -> DecodedRow:
-    """Decode one pasted token (see :func:`decode_tokens`)."""
-    return decode_tokens([raw], reading, now=now)[0]
 
 
 def _detect(row: DecodedRow, now: datetime, reader: _Reader) -> None:

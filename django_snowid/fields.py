@@ -1,20 +1,27 @@
-"""Model fields whose values are Snowflake ids allocated in Python before the INSERT."""
+"""Model fields whose values are Snowflake ids allocated in Python before the INSERT.
+
+The order-number names are importable from here too (``django_snowid.fields.
+OrderNumberField``), loaded on first access: a project with Snowflake fields only never
+loads the order-number machinery, nor ``redis``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from django.core import checks
 from django.db import models
 
-from . import inventory, registry
+from . import inventory
 from .core.layout import DecodedId, Layout
 from .exceptions import LayoutError
 from .fieldflags import check_shard_from, drop_generated_defaults, shard_source
+from .ids import get_generator, get_layout, layout_names
 from .lookups import LOOKUPS
-from .ordernumbers.field import OrderNumberField, OrderNumberQuerySet, assign_order_numbers
-from .registry import get_generator, get_layout, layout_names
+
+if TYPE_CHECKING:
+    from .ordernumbers.field import OrderNumberField, OrderNumberQuerySet, assign_order_numbers
 
 __all__ = [
     "OrderNumberField",
@@ -36,7 +43,6 @@ class _SnowflakeMixin:
     shard_from: str | None
     attname: str
     model: type[models.Model]
-    _cached_next_id: tuple[int, Callable[[], int]] | None = None
 
     def _init_layout(self, layout: str | None, shard_from: str | None) -> None:
         if layout is not None and not isinstance(layout, str):
@@ -62,30 +68,21 @@ class _SnowflakeMixin:
 
     def new_id(self, instance: models.Model | None = None) -> int:
         """A new id of this field's layout; with ``shard_from``, ``instance``'s shard ends it."""
-        # Called once per row by bulk_create() (as get_pk_value_on_save): the generator's
-        # bound method is kept, and looked up again whenever the registry dropped its
-        # generators.
-        cached = self._cached_next_id
-        if cached is None or cached[0] != registry.generation[0]:
-            cached = self._cached_next_id = (
-                registry.generation[0],
-                get_generator(self.layout_name).next_id,
-            )
         if self.shard_from is None:
-            return cached[1]()
+            return get_generator(self.layout_name).next_id()
         if instance is None:
             raise TypeError(f"shard_from={self.shard_from!r}: new_id() needs the instance.")
         # Read (and refuse) the shard source before an id is taken: a bad value costs
         # nothing. The generator leaves the shard bits at 0.
         shard = self.layout.shard_of(shard_source(instance, self.shard_from))
-        return cached[1]() | shard
+        return get_generator(self.layout_name).next_id() | shard
 
     get_pk_value_on_save = new_id
 
     def contribute_to_class(
-        self, cls: type[models.Model], name: str, private_only: bool = False
+        self, cls: type[models.Model], name: str, private_only: bool = False, **kwargs: Any
     ) -> None:
-        super().contribute_to_class(cls, name, private_only=private_only)  # type: ignore[misc]
+        super().contribute_to_class(cls, name, private_only=private_only, **kwargs)  # type: ignore[misc]
         if not cls._meta.abstract:
             inventory.register(self, "snowflake")  # type: ignore[arg-type]
 
@@ -118,7 +115,7 @@ class _SnowflakeMixin:
                     id="django_snowid.E400",
                 )
             ]
-        return check_shard_from(self, self.shard_from)
+        return check_shard_from(cast(models.Field, self), self.shard_from)
 
 
 class SnowflakeField(_SnowflakeMixin, models.BigIntegerField):
@@ -225,3 +222,17 @@ def _assigned_on_save() -> None:
 for _field_class in (SnowflakeField, SnowflakeAutoField):
     for _lookup in LOOKUPS:
         _field_class.register_lookup(_lookup)
+
+
+_ORDER_NAMES = frozenset({"OrderNumberField", "OrderNumberQuerySet", "assign_order_numbers"})
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first access (see the module docstring); then cached in this module.
+    if name in _ORDER_NAMES:
+        from .ordernumbers import field as order_field
+
+        value = getattr(order_field, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

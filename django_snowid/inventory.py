@@ -24,6 +24,7 @@ __all__ = [
     "field_label",
     "fields",
     "get_field",
+    "kind_of",
     "register",
 ]
 
@@ -36,6 +37,13 @@ _registered: dict[int, tuple[Kind, models.Field]] = {}
 def register(field: models.Field, kind: Kind) -> None:
     """Called by a field of ours from ``contribute_to_class`` on a concrete model."""
     _registered[id(field)] = (kind, field)
+
+
+def kind_of(field: object) -> Kind | None:
+    """What a registered field of ours makes; ``None`` for any other field. Lets the
+    admin and the decode page tell our fields apart without importing their classes."""
+    entry = _registered.get(id(field))
+    return entry[0] if entry is not None and entry[1] is field else None
 
 
 def _installed(field: models.Field) -> bool:

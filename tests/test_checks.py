@@ -8,6 +8,8 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 from django.test import override_settings
 
+from tests.settings import SNOWID_LAYOUTS as TEST_LAYOUTS
+
 
 def ids(**settings) -> list[str]:
     with override_settings(**settings):
@@ -26,33 +28,43 @@ def test_checks_are_registered_and_stop_the_check_command():
 @pytest.mark.parametrize(
     "overrides, expected",
     [
-        ({"SNOWID_EPOCH": "2020-01-01T00:00:00"}, "django_snowid.E001"),
-        ({"SNOWID_EPOCH": "not a date"}, "django_snowid.E001"),
-        ({"SNOWID_EPOCH": datetime.now(timezone.utc) + timedelta(days=1)}, "django_snowid.E002"),
+        ({"SNOWID_EPOCH": "2020-01-01T00:00:00"}, ["django_snowid.E001"]),
+        ({"SNOWID_EPOCH": "not a date"}, ["django_snowid.E001"]),
+        ({"SNOWID_EPOCH": datetime.now(timezone.utc) + timedelta(days=1)}, ["django_snowid.E002"]),
         (
             {"SNOWID_LAYOUT": {"time_bits": 42, "node": {"w": 10}, "sequence_bits": 12}},
-            "django_snowid.E003",
+            ["django_snowid.E003"],
         ),
-        ({"SNOWID_LAYOUT": "no-such-preset"}, "django_snowid.E003"),
+        ({"SNOWID_LAYOUT": "no-such-preset"}, ["django_snowid.E003"]),
         (
-            {"SNOWID_LAYOUTS": {"bad": {"time_bits": 0, "node": {}, "sequence_bits": 1}}},
-            "django_snowid.E003",
+            {
+                "SNOWID_LAYOUTS": {
+                    **TEST_LAYOUTS,
+                    "bad": {"time_bits": 0, "node": {}, "sequence_bits": 1},
+                }
+            },
+            ["django_snowid.E003"],
         ),
-        ({"SNOWID_WORKER_ID": 1024}, "django_snowid.E004"),
-        ({"SNOWID_WORKER_ID": {"datacenter": 1}}, "django_snowid.E004"),
-        ({"SNOWID_WORKER_ID_SOURCE": "zookeeper"}, "django_snowid.E006"),
-        ({"SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS": -1}, "django_snowid.E007"),
-        ({"SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS": "5"}, "django_snowid.E007"),
-        ({"SNOWID_ORDER_BACKEND": "memcached"}, "django_snowid.E205"),
-        ({"SNOWID_ORDER_BACKEND": "redis", "SNOWID_REDIS_ALIAS": "nowhere"}, "django_snowid.E206"),
-        ({"SNOWID_ORDER_RANDOM_START": -1}, "django_snowid.E207"),
-        ({"SNOWID_ORDER_RANDOM_START": 2**14}, "django_snowid.E207"),
-        ({"SNOWID_ORDER_WHEN_FULL": "drop"}, "django_snowid.E208"),
-        ({"SNOWID_ORDER_SEND_AHEAD": "no"}, "django_snowid.E209"),
+        ({"SNOWID_WORKER_ID": 1024}, ["django_snowid.E004"] * 4),  # one a layout
+        ({"SNOWID_WORKER_ID": {"datacenter": 1}}, ["django_snowid.E004"] * 4),
+        ({"SNOWID_WORKER_ID_SOURCE": "zookeeper"}, ["django_snowid.E006"]),
+        ({"SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS": -1}, ["django_snowid.E007"]),
+        ({"SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS": "5"}, ["django_snowid.E007"]),
+        ({"SNOWID_ORDER_BACKEND": "memcached"}, ["django_snowid.E205"]),
+        (
+            {"SNOWID_ORDER_BACKEND": "redis", "SNOWID_REDIS_ALIAS": "nowhere"},
+            ["django_snowid.E206"],
+        ),
+        ({"SNOWID_ORDER_RANDOM_START": -1}, ["django_snowid.E207"]),
+        ({"SNOWID_ORDER_RANDOM_START": 2**14}, ["django_snowid.E207"]),
+        ({"SNOWID_ORDER_WHEN_FULL": "drop"}, ["django_snowid.E208"]),
+        ({"SNOWID_ORDER_SEND_AHEAD": "no"}, ["django_snowid.E209"]),
     ],
 )
 def test_bad_settings(overrides, expected):
-    assert expected in ids(**overrides)
+    # Exactly the one message: a bad setting is not reported again by the checks that
+    # read it (layouts, worker ids, fields).
+    assert sorted(ids(**overrides)) == expected
 
 
 E202 = "django_snowid.E202"  # per field whose format takes the setting
@@ -83,10 +95,11 @@ E202 = "django_snowid.E202"  # per field whose format takes the setting
     ],
 )
 def test_every_order_setting_is_checked(overrides, expected):
-    """The exact list: one error for each bad setting, nothing else. (A format setting
-    also gives an E202 for each field that uses it: how many depends on the models the
-    test run has loaded, so each id is counted once.)"""
-    assert list(dict.fromkeys(ids(**overrides))) == expected
+    """The exact list: one error for each bad setting, nothing else, in any order (Django
+    keeps its checks in a set). A format setting also gives an E202 for each field that
+    uses it: how many depends on the models the test run has loaded, so each id is
+    counted once."""
+    assert sorted(set(ids(**overrides))) == expected
 
 
 def test_time_bits_exhausted_and_running_out():
@@ -238,3 +251,27 @@ def test_the_defaults_lease_from_the_database_without_a_check_message(settings):
 def test_env_source_without_its_variable_passes_the_checks():
     # migrate, check and collectstatic issue no ids: they run without the variable.
     assert ids(SNOWID_WORKER_ID_SOURCE="env", SNOWID_WORKER_ID_ENV="SNOWID_TEST_UNSET_VAR") == []
+
+
+def test_every_check_is_registered_by_the_app_config():
+    # AppConfig.ready() registers them (importing the module registers nothing).
+    from django.core.checks.registry import registry
+
+    from django_snowid import checks as snowid_checks
+    from django_snowid.sequences import checks as sequence_checks
+
+    ours = {check for check, _tag in snowid_checks.CHECKS} | {sequence_checks.check_sequences}
+    assert ours <= set(registry.get_checks(include_deployment_checks=True))
+
+
+@pytest.mark.parametrize("text", ["9" * 5000, "machine=" + "9" * 5000, "٣", "machine=-1", "7,"])
+def test_worker_id_text_goes_through_the_one_digit_parser(text):
+    # What an environment variable holds: the digit parser of the ids bounds its length
+    # before int() (which raises its own ValueError past 4,300 digits).
+    from django_snowid.exceptions import WorkerIdError
+    from django_snowid.workerid.sources import parse_worker_id
+
+    with pytest.raises(WorkerIdError, match=r"^X is "):
+        parse_worker_id(text, origin="X")
+    assert parse_worker_id(" 7 ", origin="X") == 7  # surrounding spaces are trimmed
+    assert parse_worker_id("datacenter=1, machine=3", origin="X") == {"datacenter": 1, "machine": 3}

@@ -12,8 +12,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import override_settings
 
-from django_snowid.leases.holder import get_lease_store, pool_for
-from django_snowid.registry import get_layout
+from django_snowid.ids import get_layout
+from django_snowid.workerid.pool import pool_for
+from django_snowid.workerid.stores import get_lease_store
 from tests.support import free_port, manage_in_subprocess, redis_caches
 
 pytestmark = pytest.mark.django_db
@@ -61,7 +62,7 @@ def test_workers_with_redis_down_names_the_store(settings):
 @pytest.mark.redis
 def test_workers_with_a_garbage_lease_record(throwaway_redis):
     with override_settings(CACHES=throwaway_redis.caches(), SNOWID_WORKER_ID_SOURCE="redis"):
-        key = get_lease_store("redis").key(pool_for(get_layout(), "default", 0).name)  # type: ignore[attr-defined]
+        key = get_lease_store("redis").key(pool_for(get_layout(), 0).name)  # type: ignore[attr-defined]
         throwaway_redis.client().hset(key, "0", "garbage")
         with pytest.raises(CommandError, match=r"redis lease store .* could not be read"):
             run("snowid_workers")

@@ -7,7 +7,7 @@ import os
 import pytest
 from django.test import override_settings
 
-from django_snowid import registry
+from django_snowid import ids
 from django_snowid.exceptions import SnowidError, StaticWorkerIdAfterFork, WorkerIdError
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
@@ -33,16 +33,16 @@ def in_child(function) -> str:
 
 
 def test_static_worker_id_refused_in_a_forked_child():
-    parent_id = registry.get_generator().next_id()
-    result = in_child(lambda: registry.get_generator().next_id())
+    parent_id = ids.get_generator().next_id()
+    result = in_child(lambda: ids.get_generator().next_id())
     assert result.startswith("StaticWorkerIdAfterFork:"), result
     assert "gunicorn --preload" in result and "SNOWID_WORKER_ID_SOURCE" in result
-    assert registry.get_generator().next_id() > parent_id  # the parent carries on
+    assert ids.get_generator().next_id() > parent_id  # the parent carries on
 
 
 def test_static_worker_id_refused_even_if_the_parent_issued_nothing():
-    registry.reset()
-    result = in_child(lambda: registry.get_generator().next_id())
+    ids.reset()
+    result = in_child(lambda: ids.get_generator().next_id())
     assert result.startswith("StaticWorkerIdAfterFork:"), result
 
 
@@ -51,14 +51,14 @@ def test_env_worker_id_set_after_the_fork_is_accepted(monkeypatch):
     with override_settings(
         SNOWID_WORKER_ID_SOURCE="env", SNOWID_WORKER_ID_ENV="SNOWID_TEST_WORKER"
     ):
-        registry.get_generator().next_id()  # the parent claims worker 7
+        ids.get_generator().next_id()  # the parent claims worker 7
 
         def child_with_same_id() -> int:
-            return registry.get_generator().next_id()
+            return ids.get_generator().next_id()
 
         def child_with_own_id() -> int:
             os.environ["SNOWID_TEST_WORKER"] = "8"  # e.g. gunicorn's post_fork hook
-            return registry.get_layout().decode(registry.get_generator().next_id()).node
+            return ids.get_layout().decode(ids.get_generator().next_id()).node
 
         assert in_child(child_with_same_id).startswith("StaticWorkerIdAfterFork:")
         assert in_child(child_with_own_id) == "ok:8"
@@ -71,8 +71,8 @@ def test_env_value_inherited_from_a_master_that_issued_nothing_is_refused(monkey
     with override_settings(
         SNOWID_WORKER_ID_SOURCE="env", SNOWID_WORKER_ID_ENV="SNOWID_TEST_WORKER"
     ):
-        registry.reset()
-        children = [in_child(lambda: registry.get_generator().next_id()) for _ in range(4)]
+        ids.reset()
+        children = [in_child(lambda: ids.get_generator().next_id()) for _ in range(4)]
     assert all(r.startswith("StaticWorkerIdAfterFork:") for r in children), children
     assert "inherited unchanged" in children[0]
 
@@ -85,16 +85,16 @@ def test_migrate_runs_with_env_source_and_no_variable(monkeypatch):
     with override_settings(
         SNOWID_WORKER_ID_SOURCE="env", SNOWID_WORKER_ID_ENV="SNOWID_TEST_UNSET_VAR"
     ):
-        registry.reset()
+        ids.reset()
         call_command("migrate", skip_checks=False, verbosity=0)  # issues no id
         with pytest.raises(WorkerIdError, match="SNOWID_TEST_UNSET_VAR is not set"):
-            registry.get_generator().next_id()
+            ids.get_generator().next_id()
 
 
 def test_the_exception_is_ours():
     def provoke() -> str:
         try:
-            registry.get_generator().next_id()
+            ids.get_generator().next_id()
         except StaticWorkerIdAfterFork as exc:
             return ",".join(
                 cls.__name__
@@ -103,5 +103,5 @@ def test_the_exception_is_ours():
             )
         return "issued"
 
-    registry.reset()
+    ids.reset()
     assert in_child(provoke) == "ok:StaticWorkerIdAfterFork,WorkerIdError,SnowidError"

@@ -18,7 +18,7 @@ from django.conf import settings as django_settings
 from django.db import connection, connections, transaction
 
 import django_snowid
-from django_snowid import registry
+from django_snowid import ids
 from django_snowid.models import WorkerLease
 from tests.testapp.models import Product
 
@@ -32,9 +32,9 @@ def default_source(settings):
     """The settings a user gets by default: no SNOWID_WORKER_ID_SOURCE, no worker id."""
     del settings.SNOWID_WORKER_ID_SOURCE
     del settings.SNOWID_WORKER_ID
-    registry.reset()
+    ids.reset()
     yield
-    registry.reset()
+    ids.reset()
 
 
 def _eight_processes(target, arguments: list[object]) -> list[int]:
@@ -104,7 +104,7 @@ def _node_in_child(queue) -> None:
 def test_a_request_that_rolls_back_after_its_first_id_keeps_its_lease(settings):
     settings.SNOWID_WORKER_ID_SOURCE = "database"
     settings.SNOWID_WORKER_LEASE_TTL_S = 1.5
-    registry.reset()
+    ids.reset()
     with pytest.raises(Rollback), transaction.atomic():
         product = Product.objects.create(name="first of this process")  # takes the lease
         raise Rollback
@@ -124,7 +124,7 @@ def test_a_request_that_rolls_back_after_its_first_id_keeps_its_lease(settings):
     assert queue.get(timeout=30) != node
     child.join(30)
     assert django_snowid.decode(django_snowid.next_id()).node == node
-    registry.reset()
+    ids.reset()
 
 
 # ----------------------------------------------------------- users' test suites

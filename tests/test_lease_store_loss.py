@@ -12,7 +12,7 @@ from django.db import connections
 from django.test import override_settings
 
 import django_snowid
-from django_snowid import registry
+from django_snowid import ids
 from django_snowid.exceptions import WorkerIdError
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -46,7 +46,7 @@ def test_lease_redis_losing_its_records_under_eight_issuing_processes(throwaway_
         SNOWID_WORKER_ID_SOURCE="redis",
         SNOWID_WORKER_LEASE_TTL_S=TTL_S,
     ):
-        registry.reset()
+        ids.reset()
         connections.close_all()
         processes = [
             context.Process(target=_issue_until, args=("old", stop_at, started, results))
@@ -73,7 +73,7 @@ def test_lease_redis_losing_its_records_under_eight_issuing_processes(throwaway_
         reports = [results.get(timeout=60) for _ in range(12)]
         for process in processes + newcomers:
             process.join(10)
-        registry.reset()
+        ids.reset()
     everything = [i for _, batches, _ in reports for _, ids in batches for i in ids]
     assert len(everything) == len(set(everything)), (
         f"{len(everything) - len(set(everything))} duplicate ids"

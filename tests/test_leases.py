@@ -13,7 +13,7 @@ from django.db import connections
 from django.test import override_settings
 
 import django_snowid
-from django_snowid import registry
+from django_snowid import ids as process_ids
 from django_snowid.core.layout import PRESETS, Layout, NodePart
 from django_snowid.exceptions import (
     WorkerIdError,
@@ -21,7 +21,7 @@ from django_snowid.exceptions import (
     WorkerLeaseLost,
     WorkerPoolExhausted,
 )
-from django_snowid.leases.holder import get_lease_store, lease_generator, pool_for, release_all
+from django_snowid.workerid.lease import get_lease_store, lease_generator, pool_for, release_all
 from tests.support import free_port, held_slots, redis_caches
 from tests.testapp.models import Product
 
@@ -48,12 +48,12 @@ def source(request, tmp_path):
         SNOWID_WORKER_LEASE_TTL_S=1.5,
     ):
         yield request.param
-    registry.reset()
+    process_ids.reset()
     release_all()  # leases taken outside the registry too: none outlives its test
 
 
 def _issue_50k(source: str) -> tuple[int, list[int]]:
-    generator = lease_generator(CLASSIC, "default", 0, source)
+    generator = lease_generator(CLASSIC, 0, source)
     ids = generator.next_ids(50_000)
     connections.close_all()
     return generator.node, ids
@@ -74,7 +74,7 @@ def test_eight_processes_take_eight_worker_ids(source):
 
 
 def _hold_and_issue(source: str, reported, ready, **options) -> None:
-    generator = lease_generator(CLASSIC, "default", 0, source, **options)
+    generator = lease_generator(CLASSIC, 0, source, **options)
     reported[0] = generator.node
     ready.set()
     while True:  # until SIGKILL
@@ -98,12 +98,12 @@ def test_killed_holders_id_is_reused_after_the_ttl(source):
     old_node, old_max = reported[0], reported[1]
     assert old_node == 0 and old_max > 0
     store = get_lease_store(source)
-    pool = pool_for(CLASSIC, "default", 0)
+    pool = pool_for(CLASSIC, 0)
     if source != "slot":  # a lock file is free at once; a lease only after its TTL
-        early = lease_generator(CLASSIC, "default", 0, source, heartbeat=False)
+        early = lease_generator(CLASSIC, 0, source, heartbeat=False)
         assert early.node == 1
         time.sleep(1.6)
-    generator = lease_generator(CLASSIC, "default", 0, source)
+    generator = lease_generator(CLASSIC, 0, source)
     assert generator.node == old_node  # the dead holder's id, reused
     first = generator.next_id()
     assert first > old_max
@@ -148,7 +148,7 @@ def test_new_holder_with_a_clock_behind_waits_or_refuses(source):
 
     # The crashed holder may have issued until its horizon (last heartbeat + ttl): a new
     # holder whose clock is 0.8 s behind waits that gap out...
-    waited = lease_generator(CLASSIC, "default", 0, source, clock=behind(800), sleep=sleep)
+    waited = lease_generator(CLASSIC, 0, source, clock=behind(800), sleep=sleep)
     assert waited.node == 0
     assert 0.3 < sum(slept) < 1.2, slept
     assert waited.next_id() > last
@@ -156,7 +156,7 @@ def test_new_holder_with_a_clock_behind_waits_or_refuses(source):
     # ... and one 60 s behind refuses, naming the cause.
     last = _crash_after_a_heartbeat(source, clock=behind(800))
     with pytest.raises(WorkerIdError, match="ahead of this host's clock"):
-        lease_generator(CLASSIC, "default", 0, source, clock=behind(60_000), heartbeat=False)
+        lease_generator(CLASSIC, 0, source, clock=behind(60_000), heartbeat=False)
 
 
 @pytest.mark.slow
@@ -195,7 +195,7 @@ def test_redis_down_longer_than_the_ttl_fences_then_recovers(throwaway_redis):
         throwaway_redis.start()
         before = len(issued)
         run_for(0.5)
-        registry.reset()
+        process_ids.reset()
     assert len(issued) > before, "issuing resumed after Redis came back"
     assert any(i >= before for i in from_field), "the pk field resumed after Redis came back"
     ids = [i for _, i in issued]
@@ -225,7 +225,7 @@ def test_fork_after_first_use(source):
 def _hold(args: tuple[str, object]) -> int:
     source, release = args
     layout = Layout(41, (NodePart("worker", 2),), 12)
-    generator = lease_generator(layout, "two", 0, source)
+    generator = lease_generator(layout, 0, source)
     release.wait(30)  # type: ignore[attr-defined]
     return generator.node
 
@@ -244,7 +244,7 @@ def test_pool_exhaustion_with_a_two_bit_node(source):
             while len(_live(source)) < 4 and not holders.ready() and time.monotonic() < deadline:
                 time.sleep(0.05)
             with pytest.raises(WorkerPoolExhausted, match=r"all 4 worker ids are leased \(4 live"):
-                lease_generator(layout, "two", 0, source, heartbeat=False)
+                lease_generator(layout, 0, source, heartbeat=False)
             release.set()
             assert sorted(holders.get(30)) == [0, 1, 2, 3]
 
@@ -281,7 +281,7 @@ def test_garbage_in_the_pool_key_is_a_clear_error(throwaway_redis):
         SNOWID_WORKER_LEASE_TTL_S=1.5,  # a new pool waits one TTL + margin
     ):
         store = get_lease_store("redis")
-        key = store.key(pool_for(CLASSIC, "default", 0).name)  # type: ignore[attr-defined]
+        key = store.key(pool_for(CLASSIC, 0).name)  # type: ignore[attr-defined]
         throwaway_redis.client().hset(key, "0", "garbage")
         with pytest.raises(WorkerIdUnavailable, match="is garbage"):
             django_snowid.next_id()
@@ -310,7 +310,7 @@ def test_named_parts_lease_the_last_part(source):
     ):
         decoded = django_snowid.decode(django_snowid.next_id())
         assert decoded.parts == {"datacenter": 7, "machine": 0}
-        registry.reset()
+        process_ids.reset()
 
 
 @pytest.mark.redis
@@ -328,7 +328,7 @@ def test_workers_command_lists_live_leases(settings):
     rows = json.loads(out.getvalue())
     assert [(r["pool"], r["worker_id"]) for r in rows] == [("node-bits-12-10", 0)]
     assert rows[0]["owner"].endswith(f":{os.getpid()}") and rows[0]["expires_in_s"] > 0
-    registry.reset()  # releases the lease
+    process_ids.reset()  # releases the lease
     out = StringIO()
     call_command("snowid_workers", stdout=out)
     assert "No live worker-id leases" in out.getvalue()
@@ -350,7 +350,7 @@ def test_unreachable_database_at_lease_time_and_for_order_numbers():
         connection.settings_dict["PORT"] = str(free_port())
     try:
         with pytest.raises(WorkerIdUnavailable, match="unreachable for worker-id leases"):
-            lease_generator(CLASSIC, "default", 0, "database", heartbeat=False)
+            lease_generator(CLASSIC, 0, "database", heartbeat=False)
         with override_settings(SNOWID_ORDER_BACKEND="database"):
             issuer = StreamIssuer("down", OrderNumberFormat())
             with pytest.raises(OrderNumberUnavailable, match="unreachable for order numbers"):

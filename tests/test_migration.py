@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from django_snowid.registry import get_layout
+from django_snowid.ids import get_layout
 
 BEFORE = [("testapp", "0001_initial")]
 AFTER = [("testapp", "0002_legacy_to_snowflake")]

@@ -26,8 +26,8 @@ def test_staff_see_sequences_streams_and_leases(client, settings):
     settings.SNOWID_WORKER_ID_SOURCE = "database"
     next_values("coupon", 3)
     order = ShopOrder.objects.create(user_id=7)
-    from django_snowid.leases.holder import release_all
-    from django_snowid.registry import get_generator
+    from django_snowid.ids import get_generator
+    from django_snowid.workerid.lease import release_all
 
     get_generator(None)  # leases a worker id
     try:

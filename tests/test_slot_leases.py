@@ -13,10 +13,10 @@ from django.db import connections
 from django.test import override_settings
 
 import django_snowid
-from django_snowid import registry
+from django_snowid import ids
 from django_snowid.core.layout import PRESETS, layout_from_spec
 from django_snowid.exceptions import WorkerIdError, WorkerLeaseLost
-from django_snowid.leases.holder import lease_generator, release_all
+from django_snowid.workerid.lease import lease_generator, release_all
 from tests.support import held_slots
 
 CLASSIC = PRESETS["classic"]
@@ -27,12 +27,12 @@ def slots(tmp_path):
     directory = tmp_path / "slots"
     with override_settings(SNOWID_WORKER_ID_SOURCE="slot", SNOWID_WORKER_SLOT_DIR=str(directory)):
         yield str(directory)
-    registry.reset()
+    ids.reset()
     release_all()
 
 
 def _issue_to_file(path: str, ready) -> None:
-    generator = lease_generator(CLASSIC, "default", 0, "slot")
+    generator = lease_generator(CLASSIC, 0, "slot")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     ready.set()
     while True:  # until SIGKILL; every batch reaches the file before the next
@@ -57,7 +57,7 @@ def test_killed_slot_holder_restarted_with_its_clock_behind_repeats_no_id(slots,
     # The kernel freed the lock file at once; the restart's clock is 3 s behind.
     behind = lambda: time.time_ns() - 3_000_000_000  # noqa: E731
     try:
-        generator = lease_generator(CLASSIC, "default", 0, "slot", clock=behind, heartbeat=False)
+        generator = lease_generator(CLASSIC, 0, "slot", clock=behind, heartbeat=False)
     except WorkerIdError as exc:  # a refusal of ours is safe, if it names the cause
         assert "ahead of this host's clock" in str(exc)
         return
@@ -100,9 +100,9 @@ def test_slot_holder_suspended_past_its_ttl_leaks_no_slot(slots):
 def test_two_projects_with_different_epochs_share_a_slot_directory(slots):
     first = layout_from_spec("classic", epoch="2020-01-01T00:00:00Z", name="default")
     second = layout_from_spec("classic", epoch="2025-01-01T00:00:00Z", name="default")
-    issued = lease_generator(first, "default", 0, "slot", heartbeat=False).next_ids(10)
+    issued = lease_generator(first, 0, "slot", heartbeat=False).next_ids(10)
     release_all()  # the first project records where it stopped, and exits
-    generator = lease_generator(second, "default", 0, "slot", heartbeat=False)
+    generator = lease_generator(second, 0, "slot", heartbeat=False)
     assert generator.node == 0  # the same lock file
     later = second.decode(generator.next_id()).time
     assert later >= first.decode(max(issued)).time

@@ -19,8 +19,9 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import path
 
-from ..admin import IdDecoderAdmin
+from ..adminpages import ReadOnlyPageAdmin
 from ..conf import conf
+from ..workerid.stores import get_lease_store
 from .models import SequenceStatus
 from .status import sequence_rows
 
@@ -30,7 +31,7 @@ __all__ = ["StatusAdmin"]
 def _order_streams() -> list[dict[str, Any]]:
     from ..ordernumbers.issuer import get_store as get_order_store
 
-    store = get_order_store()
+    store: Any = get_order_store()  # reads the Redis store's keys directly
     if store.name == "database":
         from ..models import OrderStreamState
 
@@ -48,8 +49,6 @@ def _order_streams() -> list[dict[str, Any]]:
 
 
 def _leases() -> list[dict[str, Any]]:
-    from ..leases.holder import get_lease_store
-
     if conf.WORKER_ID_SOURCE not in ("redis", "database"):
         return []
     now_ms = time.time_ns() // 1_000_000
@@ -67,7 +66,7 @@ def _read(part: Callable[[], list[dict[str, Any]]]) -> tuple[list[dict[str, Any]
         return [], f"{type(exc).__name__}: {exc}"
 
 
-class StatusAdmin(IdDecoderAdmin):
+class StatusAdmin(ReadOnlyPageAdmin):
     """The status page; any active staff member may see it, it writes nothing."""
 
     def get_urls(self) -> list[Any]:

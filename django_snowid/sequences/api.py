@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.signals import setting_changed
-from django.dispatch import receiver
-
+from ..conf import conf, on_settings_changed
 from .config import BACKENDS, SequenceSpec, get_spec, setting
 from .exceptions import InvalidSequence
 from .stores import DatabaseSequenceStore, RedisSequenceStore
@@ -19,11 +17,10 @@ _stores: list[Any] = []
 _resolved: dict[str, tuple[Any, SequenceSpec]] = {}
 
 
-@receiver(setting_changed)
-def _reset_on_setting_changed(*, setting: str, **kwargs: object) -> None:
-    if setting.startswith("SNOWID_") or setting == "CACHES":
-        _resolved.clear()
-        _stores.clear()
+@on_settings_changed
+def _forget() -> None:
+    _resolved.clear()
+    _stores.clear()
 
 
 def _resolve(name: str) -> tuple[Any, SequenceSpec]:
@@ -38,8 +35,6 @@ def _resolve(name: str) -> tuple[Any, SequenceSpec]:
 
 def get_store() -> DatabaseSequenceStore | RedisSequenceStore:
     """The store ``SNOWID_SEQUENCE_BACKEND`` names, kept until a setting changes."""
-    from ..conf import conf
-
     if not _stores:
         backend = setting("SNOWID_SEQUENCE_BACKEND")
         if backend not in BACKENDS:

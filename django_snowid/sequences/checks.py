@@ -17,7 +17,6 @@ def _error(msg: str, id_: str) -> Error:
     return Error(msg, hint=HINT.format(id=id_), id=id_)
 
 
-@register(Tags.compatibility)
 def check_sequences(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     errors: list[CheckMessage] = []
     backend = setting("SNOWID_SEQUENCE_BACKEND")
@@ -56,3 +55,8 @@ def check_sequences(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage
         except InvalidSequence as exc:
             errors.append(_error(str(exc), "django_snowid.E302"))
     return errors
+
+
+def register_checks() -> None:
+    """Called by ``AppConfig.ready()``."""
+    register(check_sequences, Tags.compatibility)

@@ -12,9 +12,9 @@ from ...core.layout import DecodedId, iso_utc
 from ...core.orderformat import DecodedOrderNumber, OrderNumberFormat
 from ...decoding import decode_tokens
 from ...exceptions import InvalidId, SnowidError
+from ...ids import get_layout
 from ...inventory import get_field
 from ...ordernumbers.field import FORMAT_OPTIONS
-from ...registry import get_layout
 
 
 class Command(BaseCommand):
@@ -94,8 +94,8 @@ class Command(BaseCommand):
                 item["reading"] = reading
             self.stdout.write(json.dumps(items, indent=2))
             return
-        for index, item in enumerate(decoded):
-            line = _line(item, verbose=options["verbosity"] > 1)
+        for index, value in enumerate(decoded):
+            line = _line(value, verbose=options["verbosity"] > 1)
             if readings:
                 line += f"  [read as {readings[index]}]"
             self.stdout.write(line)

@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...conf import conf
 from ...exceptions import SnowidError
-from ...leases.holder import get_lease_store
+from ...workerid.stores import get_lease_store
 from ._store_errors import store_errors
 
 HEADER = ["pool", "worker_id", "owner", "age_s", "last_tick", "expires_in_s"]
@@ -83,9 +83,10 @@ class Command(BaseCommand):
             self.stdout.write("  ".join(cells).rstrip())
 
     def _leases(self, source: str, all: bool) -> list[dict[str, Any]]:
+        errors: tuple[type[BaseException], ...] = (SnowidError, *store_errors())
         try:
             leases = get_lease_store(source).leases()
-        except (SnowidError, *store_errors()) as exc:
+        except errors as exc:
             where = (
                 f"Redis (cache alias {conf.REDIS_ALIAS!r})" if source == "redis" else "the database"
             )

@@ -1,5 +1,5 @@
 """Worker-id leases in the database (the default store), and in this process's memory
-for an in-memory SQLite database; both behave as the stores of ``stores``."""
+for an in-memory SQLite database; both answer as every store does (``base``)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,13 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from django.db import DatabaseError, IntegrityError, router, transaction
+from django.apps import apps
+from django.db import DatabaseError, IntegrityError, connections, router, transaction
+from django.db.models import Value
+from django.db.models.functions import Greatest
 
-from ..exceptions import WorkerIdUnavailable
-from .stores import Acquired, LeaseInfo, exhausted
+from ...exceptions import WorkerIdUnavailable
+from .base import Acquired, LeaseInfo, exhausted
 
 __all__ = ["DatabaseLeaseStore", "ProcessLeaseStore", "on_own_connection"]
 
@@ -33,8 +36,6 @@ def on_own_connection(function: Callable[[], T]) -> T:
     ``atomic()``). Nothing stays open between calls, so a fork inherits no connection
     and a test runner can drop its test database.
     """
-    from django.db import connections
-
     outcome: list[Any] = []
 
     def run() -> None:
@@ -143,23 +144,18 @@ class DatabaseLeaseStore:
         self._provisional: set[str] = set()  # tokens held before the table existed
 
     def _model(self) -> Any:
-        from ..models import WorkerLease
-
-        return WorkerLease
+        # Looked up, not imported: the stores load with the fields, before the models.
+        return apps.get_model("django_snowid", "WorkerLease")
 
     def _db(self) -> str:
         return router.db_for_write(self._model())
 
     def _database_name(self, db: str) -> str:
-        from django.db import connections
-
         return str(connections[db].settings_dict["NAME"])
 
     def _local(self, db: str) -> bool:
-        from django.db import connections
-
         connection = connections[db]
-        return connection.vendor == "sqlite" and bool(connection.is_in_memory_db())
+        return connection.vendor == "sqlite" and bool(connection.is_in_memory_db())  # type: ignore[attr-defined]
 
     def acquire(
         self, pool: str, size: int, owner: str, token: str, ttl_ms: int, *, first: int = 0
@@ -188,8 +184,6 @@ class DatabaseLeaseStore:
         return acquired
 
     def _table_missing(self, db: str) -> bool:
-        from django.db import connections
-
         table = self._model()._meta.db_table
         try:
             return on_own_connection(
@@ -259,9 +253,6 @@ class DatabaseLeaseStore:
         ttl_ms: int,
         tick_bound: int,
     ) -> bool:
-        from django.db.models import Value
-        from django.db.models.functions import Greatest
-
         model = self._model()
         now = _now_ms()
         expires = now + ttl_ms if ttl_ms else 0

@@ -1,28 +1,28 @@
-"""One generator per process and layout, created on first use.
+"""This process's layouts and generators, one per layout name, and the fork guard.
 
 Trap: a new generator per call, or two generators sharing a worker id, repeat ids;
 so generators live here, keyed by layout name, and are dropped when the ``SNOWID_*``
-settings change (tests) or the process forks.
+settings change (tests), their lease is lost, or the process forks. A forked child
+refuses to reuse a fixed worker id of its parent (:class:`StaticWorkerIdAfterFork`).
 """
 
 from __future__ import annotations
 
-import itertools
 import os
 import threading
 from collections.abc import Mapping
 
-from django.core.signals import setting_changed
-from django.dispatch import receiver
+from django.db.models import Field
 
-from .conf import conf
+from . import inventory
+from .conf import conf, on_settings_changed
 from .core.generator import SnowflakeGenerator
 from .core.layout import Layout, layout_from_spec
 from .exceptions import LayoutError, StaticWorkerIdAfterFork
-from .leases.holder import LEASE_SOURCES, lease_generator
-from .workers import WorkerId, resolve_worker_id
+from .workerid.lease import lease_generator, lease_of
+from .workerid.sources import LEASE_SOURCES, WorkerId, resolve_worker_id
 
-__all__ = ["get_generator", "get_layout", "layout_names", "reset"]
+__all__ = ["build_layout", "get_generator", "get_layout", "layout_names", "reset", "worker_node"]
 
 DEFAULT = "default"
 
@@ -37,10 +37,6 @@ _forked_from: int | None = None
 # The environment this process was forked with: an "env" worker id still equal to it
 # came unchanged from the parent, which hands it to every sibling too.
 _environ_at_fork: dict[str, str] = {}
-# A new value whenever generators are dropped (settings changed, lease lost, fork), so
-# that callers keeping a generator's bound method know when to look it up again.
-_drops = itertools.count(1)
-generation: list[int] = [0]
 
 
 def layout_names() -> list[str]:
@@ -106,9 +102,9 @@ def _create_generator(key: str) -> SnowflakeGenerator:
     if source in LEASE_SOURCES:
         return lease_generator(
             layout,
-            key,
             worker,
             source,
+            fields=_fields_of(key),
             on_lost=lambda: _drop(key),
             backwards_tolerance_ms=tolerance,
         )
@@ -132,6 +128,15 @@ def _create_generator(key: str) -> SnowflakeGenerator:
     return generator
 
 
+def _fields_of(key: str) -> list[Field]:
+    """The Snowflake fields whose ids use the layout called ``key``."""
+    return [
+        field
+        for field in inventory.fields("snowflake")
+        if (getattr(field, "layout_name", None) or DEFAULT) == key
+    ]
+
+
 def _env_inherited(source: str) -> bool:
     if source != "env":
         return False
@@ -142,31 +147,25 @@ def _env_inherited(source: str) -> bool:
 def _drop(key: str) -> None:
     """Forget a generator whose lease was lost: the next call takes a new lease."""
     _generators.pop(key, None)
-    generation[0] = next(_drops)
 
 
 def reset() -> None:
     """Forget every layout and generator; the next call builds them from the settings.
 
-    Leases held for the dropped generators are released.
+    Leases held for the dropped generators are released. Runs whenever a ``SNOWID_*``
+    setting changes (``conf.on_settings_changed``).
     """
-    from .leases.holder import lease_of
-
     with _lock:
         generators = list(_generators.values())
         _layouts.clear()
         _generators.clear()
-        generation[0] = next(_drops)
     for generator in generators:
         lease = lease_of(generator)
         if lease is not None:
             lease.release()
 
 
-@receiver(setting_changed)
-def _reset_on_setting_changed(*, setting: str, **kwargs: object) -> None:
-    if setting.startswith("SNOWID_"):
-        reset()
+on_settings_changed(reset)
 
 
 def _after_fork_in_child() -> None:
@@ -177,7 +176,6 @@ def _after_fork_in_child() -> None:
     _inherited_nodes.update(_claimed_nodes)
     _claimed_nodes.clear()
     _generators.clear()
-    generation[0] = next(_drops)
     _lock = threading.Lock()  # the parent may have held it while forking
 
 

@@ -20,113 +20,40 @@ import socket
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+from django.db import connections
+from django.db.models import Field
 
 from ..conf import conf
 from ..core.generator import Clock, SnowflakeGenerator
 from ..core.layout import Layout
 from ..exceptions import WorkerIdError, WorkerLeaseLost
-from .database import DatabaseLeaseStore
-from .stores import (
-    LeaseStore,
-    RedisLeaseStore,
-    SlotStore,
-    StoreSettling,
-)
+from ..inventory import column_max
+from .pool import PoolSpec, pool_for
+from .stores import get_lease_store
+from .stores.base import LeaseStore, StoreSettling
 
-__all__ = [
-    "LEASE_SOURCES",
-    "PoolSpec",
-    "WorkerLease",
-    "get_lease_store",
-    "lease_generator",
-    "pool_for",
-]
-
-LEASE_SOURCES = ("slot", "redis", "database")
+__all__ = ["LeaseHolder", "lease_generator", "lease_of", "release_all"]
 
 
-@dataclass(frozen=True)
-class PoolSpec:
-    """The worker ids one process may lease for a layout: the last node part is leased,
-    the other parts are fixed by ``SNOWID_WORKER_ID`` (e.g. the datacenter).
-
-    A lease is of a node value, in a pool named after the bits the node occupies in an
-    id (what makes two ids collide), never after the layout's name: layouts that put
-    their node in the same bits (``classic`` and ``datacenter``) share one pool, so old
-    and new processes of a deploy that changes the layout never hold the same node value.
-    The pool's node values are ``first .. first + size - 1`` (the leased part is the
-    last, lowest, part of the node).
+def database_tick_bound(layout: Layout, fields: Iterable[Field]) -> int:
+    """The newest tick of ``layout`` in the columns of ``fields`` (ids of that layout):
+    one index lookup a column. Used when the lease store has no record for a worker id
+    (Redis flushed).
     """
-
-    name: str
-    size: int
-    layout: Layout
-    fixed: tuple[tuple[str, int], ...]
-
-    def node(self, worker: int) -> int:
-        if not self.fixed and len(self.layout.node_parts) <= 1:
-            return self.layout.node_value(worker) if self.layout.node_parts else 0
-        leased = self.layout.node_parts[-1].name
-        return self.layout.node_value({**dict(self.fixed), leased: worker})
-
-    @property
-    def first(self) -> int:
-        return self.node(0)
-
-
-def pool_for(layout: Layout, key: str, worker_setting: int | Mapping[str, int]) -> PoolSpec:
-    parts = layout.node_parts
-    if not parts:
-        raise WorkerIdError(f"Layout {layout.name!r} has no node bits: nothing to lease.")
-    fixed: dict[str, int] = {}
-    if len(parts) > 1:
-        if isinstance(worker_setting, Mapping):
-            fixed = {p.name: worker_setting.get(p.name, 0) for p in parts[:-1]}
-        else:
-            split = layout.split_node(layout.node_value(worker_setting))
-            fixed = {p.name: split[p.name] for p in parts[:-1]}
-    size = 1 << parts[-1].bits
-    if conf.WORKER_POOL_SIZE:
-        size = min(size, int(conf.WORKER_POOL_SIZE))
-    name = f"node-bits-{layout.sequence_bits}-{layout.node_bits}"
-    return PoolSpec(name, size, layout, tuple(fixed.items()))
-
-
-def get_lease_store(source: str) -> LeaseStore:
-    cache_key = (source, conf.REDIS_ALIAS, conf.REDIS_KEY_PREFIX, conf.WORKER_SLOT_DIR)
-    store = _stores.get(cache_key)
-    if store is None:
-        if source == "redis":
-            store = RedisLeaseStore(conf.REDIS_ALIAS, conf.REDIS_KEY_PREFIX)
-        elif source == "database":
-            store = DatabaseLeaseStore()
-        else:
-            store = SlotStore(conf.WORKER_SLOT_DIR)
-        store = _stores.setdefault(cache_key, store)
-    return store
-
-
-def database_tick_bound(layout: Layout, key: str) -> int:
-    """The newest tick of any id of layout ``key`` in the database: one index lookup a
-    column. Used when the lease store has no record for a worker id (Redis flushed).
-    """
-    from ..introspection import column_max, our_fields
-    from ..ordernumbers.field import OrderNumberField
-
     newest = -1
-    for field in our_fields():
-        if isinstance(field, OrderNumberField) or (field.layout_name or "default") != key:
-            continue
+    for field in fields:
         largest = column_max(field)
         if largest is not None:
             newest = max(newest, layout.decode(largest).tick)
     return newest
 
 
-class WorkerLease:
+class LeaseHolder:
+    """This process's lease on one worker id of a pool, and the generator's guard."""
+
     def __init__(
         self,
         store: LeaseStore,
@@ -159,7 +86,7 @@ class WorkerLease:
         self._thread: threading.Thread | None = None
 
     # ---------------------------------------------------------------- life
-    def acquire(self) -> WorkerLease:
+    def acquire(self) -> LeaseHolder:
         while True:
             started = time.monotonic()
             try:
@@ -247,8 +174,6 @@ class WorkerLease:
         return (self.clock() + self.ttl_ms * 1_000_000 - layout.epoch_ns) // layout.unit_ns
 
     def _beat(self) -> None:
-        from django.db import connections
-
         try:
             self._beat_until_stopped()
         finally:
@@ -296,10 +221,10 @@ class WorkerLease:
 
 def lease_generator(
     layout: Layout,
-    key: str,
     worker_setting: int | Mapping[str, int],
     source: str,
     *,
+    fields: Iterable[Field] = (),
     clock: Clock = time.time_ns,
     sleep: Callable[[float], None] = time.sleep,
     on_lost: Callable[[], None] | None = None,
@@ -309,16 +234,18 @@ def lease_generator(
 ) -> SnowflakeGenerator:
     """Take a lease on a worker id of ``layout``'s pool and build its generator.
 
+    ``fields`` hold ids of ``layout``: when the store has no record of the worker id
+    (Redis flushed), the newest of them is the bound the generator starts above.
     ``lease_of(generator)`` is the lease; releasing it retires the generator.
     """
     store = get_lease_store(source)
-    pool = pool_for(layout, key, worker_setting)
+    pool = pool_for(layout, worker_setting)
     ttl = float(conf.WORKER_LEASE_TTL_S) if ttl_s is None else ttl_s
-    lease = WorkerLease(store, pool, ttl_s=ttl, clock=clock, on_lost=on_lost).acquire()
+    lease = LeaseHolder(store, pool, ttl_s=ttl, clock=clock, on_lost=on_lost).acquire()
     try:
         bound = lease.resume_tick
         if bound < 0 and source == "redis":
-            bound = database_tick_bound(layout, key)  # the store forgot (flushed): ask the database
+            bound = database_tick_bound(layout, fields)  # the store forgot: ask the database
         gap_ms = (bound + 1) * layout.time_unit_ms - (clock() - layout.epoch_ns) / 1_000_000
         if gap_ms > 0:
             limit = float(conf.WORKER_RESUME_MAX_WAIT_MS)
@@ -349,13 +276,12 @@ def lease_generator(
     return generator
 
 
-def lease_of(generator: SnowflakeGenerator) -> WorkerLease | None:
+def lease_of(generator: SnowflakeGenerator) -> LeaseHolder | None:
     return _lease_of.get(generator)
 
 
-_stores: dict[tuple[str, str, str, str], LeaseStore] = {}
-_held: list[WorkerLease] = []
-_lease_of: weakref.WeakKeyDictionary[SnowflakeGenerator, WorkerLease] = weakref.WeakKeyDictionary()
+_held: list[LeaseHolder] = []
+_lease_of: weakref.WeakKeyDictionary[SnowflakeGenerator, LeaseHolder] = weakref.WeakKeyDictionary()
 
 
 def release_all() -> None:
@@ -367,9 +293,6 @@ def _after_fork_in_child() -> None:
     # The parent still holds its leases: the child forgets them (never releases them)
     # and takes its own on first use.
     _held.clear()
-    for store in _stores.values():
-        if isinstance(store, SlotStore):
-            store.forget_after_fork()
 
 
 atexit.register(release_all)

@@ -1,0 +1,29 @@
+"""What the admin's table-less pages share (the decode page, the status page)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+__all__ = ["ReadOnlyPageAdmin"]
+
+
+class ReadOnlyPageAdmin(admin.ModelAdmin):
+    """A page, not a table: any active staff member may see it; it writes nothing."""
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_active and request.user.is_staff
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.has_module_permission(request)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -1,0 +1,7 @@
+"""Where this process's worker id comes from.
+
+``sources``: the settings' fixed id (``static``) or an environment variable (``env``);
+``pool``: which node values a process may lease for a layout; ``lease``: holding a
+lease (acquire, heartbeat, fence, release, forks); ``stores``: where leases live (lock
+files on this host, Redis, the database).
+"""

@@ -1,0 +1,62 @@
+"""Where this process's worker id comes from (``SNOWID_WORKER_ID_SOURCE``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import get_args
+
+from ..conf import WorkerIdSource, conf
+from ..core.digits import parse_digits
+from ..exceptions import InvalidId, WorkerIdError
+
+__all__ = [
+    "LEASE_SOURCES",
+    "SOURCES",
+    "WorkerId",
+    "parse_worker_id",
+    "resolve_worker_id",
+]
+
+#: The worker-id sources (``conf.WorkerIdSource``), and those that lease.
+SOURCES: tuple[WorkerIdSource, ...] = get_args(WorkerIdSource)
+LEASE_SOURCES: tuple[WorkerIdSource, ...] = ("slot", "redis", "database")
+
+WorkerId = int | Mapping[str, int]
+
+
+def parse_worker_id(text: str, *, origin: str) -> WorkerId:
+    """Parse ``"7"`` or ``"datacenter=1,machine=3"``."""
+    text = text.strip()
+    try:
+        if "=" not in text:
+            return parse_digits(text, what="a worker id")
+        parts: dict[str, int] = {}
+        for item in text.split(","):
+            name, sep, value = item.partition("=")
+            if not sep or not name.strip():
+                raise InvalidId(f"{item!r} is not name=value")
+            parts[name.strip()] = parse_digits(value.strip(), what="a worker id")
+        return parts
+    except InvalidId:
+        raise WorkerIdError(
+            f"{origin} is {text!r}: expected a non-negative integer such as '7' or "
+            "named parts such as 'datacenter=1,machine=3'."
+        ) from None
+
+
+def resolve_worker_id() -> WorkerId:
+    """The worker id the settings give this process (not yet checked against a layout)."""
+    source = conf.WORKER_ID_SOURCE
+    if source in ("static", *LEASE_SOURCES):
+        # For leases: the fixed node parts (e.g. the datacenter); the last part is leased.
+        return conf.WORKER_ID
+    if source == "env":
+        name = conf.WORKER_ID_ENV
+        raw = os.environ.get(name)
+        if raw is None:
+            raise WorkerIdError(
+                f"SNOWID_WORKER_ID_SOURCE is 'env' but the environment variable {name} is not set."
+            )
+        return parse_worker_id(raw, origin=f"The environment variable {name}")
+    raise WorkerIdError(f"SNOWID_WORKER_ID_SOURCE is {source!r}; expected one of {list(SOURCES)}.")

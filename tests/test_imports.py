@@ -1,0 +1,47 @@
+"""What importing the app costs a project that does not use a part of it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _imported_modules(code: str) -> tuple[list[str], str]:
+    """The modules ``code`` imports in a fresh interpreter (``-X importtime``), and what
+    it prints."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.minimal_settings",
+        "PYTHONPATH": str(ROOT),
+    }
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    # Lines: "import time:   self [us] |  cumulative | imported package"
+    imported = [
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    ]
+    return imported, done.stdout
+
+
+def test_snowflake_keys_and_the_admin_never_import_redis():
+    modules, printed = _imported_modules(
+        "import django, sys; django.setup(); import django_snowid.fields; "
+        "from django_snowid import next_id; next_id(); print('django_snowid.admin' in sys.modules)"
+    )
+    assert "django_snowid.fields" in modules  # the listing works
+    assert printed.strip() == "True"  # the admin's autodiscovery loaded our admin module
+    loaded = [m for m in modules if m.split(".")[0] in ("redis", "django_redis")]
+    assert loaded == []
