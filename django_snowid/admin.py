@@ -28,7 +28,7 @@ from .exceptions import SnowidError
 from .fields import SnowflakeAutoField, SnowflakeField
 from .forms import DecodeForm
 from .models import IdDecoder
-from .ordernumbers.field import OrderNumberField
+from .orders.field import OrderNumberField
 
 __all__ = ["CreatedFilter", "IdDecoderAdmin", "SnowflakeAdminMixin", "SnowflakeModelAdmin"]
 

@@ -10,11 +10,15 @@ import numbers
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 
-from .conf import conf
+from . import inventory
+from .conf import _get, conf
 from .core.layout import Layout, parse_epoch
 from .exceptions import LayoutError, WorkerIdError
+from .orders.formats import build_format
+from .orders.stores import BACKENDS
 from .registry import build_layout, layout_names, worker_node
 from .workers import resolve_worker_id
 
@@ -135,14 +139,18 @@ def check_clock_tolerance(app_configs: Any = None, **kwargs: Any) -> list[CheckM
 
 @register(Tags.compatibility)
 def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    from django.conf import settings
-
-    from .ordernumbers.field import check_backend
-    from .ordernumbers.issuer import stream_fields
-
-    messages = check_backend()
-    if messages or not stream_fields():
-        return messages
+    if conf.ORDER_BACKEND not in BACKENDS:
+        return [
+            _error(
+                f"SNOWID_ORDER_BACKEND is {conf.ORDER_BACKEND!r}; "
+                f"expected one of {list(BACKENDS)}.",
+                "django_snowid.E205",
+            )
+        ]
+    order_fields = inventory.fields("order")
+    if not order_fields:
+        return []
+    messages: list[CheckMessage] = []
     if conf.ORDER_BACKEND == "redis":
         alias = conf.REDIS_ALIAS
         backend = settings.CACHES.get(alias, {}).get("BACKEND", "")
@@ -165,7 +173,7 @@ def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
             )
         )
     else:
-        for field in stream_fields():
+        for field in order_fields:
             try:
                 cap = field.format.max_sequence
             except LayoutError:
@@ -184,13 +192,6 @@ def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
             _error(
                 f"SNOWID_ORDER_WHEN_FULL is {when_full!r}; expected 'wait' or 'raise'.",
                 "django_snowid.E208",
-            )
-        )
-    if not isinstance(conf.ORDER_SEND_AHEAD, bool):
-        messages.append(
-            _error(
-                f"SNOWID_ORDER_SEND_AHEAD is {conf.ORDER_SEND_AHEAD!r}; expected True or False.",
-                "django_snowid.E209",
             )
         )
     return messages
@@ -325,10 +326,6 @@ _ORDER_SETTINGS: tuple[tuple[str, Any, str, str], ...] = (
 @register(Tags.compatibility)
 def check_order_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """Type and range of the order-number settings the format checks do not cover."""
-    from .conf import _get
-    from .core.orderformat import OrderNumberFormat
-    from .ordernumbers.field import FORMAT_OPTIONS
-
     messages: list[CheckMessage] = []
     for name, valid, expected, id_ in _ORDER_SETTINGS:
         value = _get(f"SNOWID_ORDER_{name}")
@@ -340,7 +337,7 @@ def check_order_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
                 )
             )
     try:
-        OrderNumberFormat(**{name: conf.order_format_default(name) for name in FORMAT_OPTIONS})
+        build_format()
     except (LayoutError, TypeError, ValueError) as exc:
         messages.append(
             _error(

@@ -46,7 +46,6 @@ DEFAULTS: dict[str, Any] = {
     "SNOWID_ORDER_MAX_BACKWARDS_S": 5,
     "SNOWID_ORDER_RANDOM_START": 0,
     "SNOWID_ORDER_INSERT_RETRIES": 3,
-    "SNOWID_ORDER_SEND_AHEAD": True,
     "SNOWID_PUBLIC_ID_ALPHABET": None,
     "SNOWID_PUBLIC_ID_MIN_LENGTH": 8,
 }
@@ -155,10 +154,6 @@ class SnowidSettings:
     @property
     def ORDER_INSERT_RETRIES(self) -> int:
         return _get("SNOWID_ORDER_INSERT_RETRIES")
-
-    @property
-    def ORDER_SEND_AHEAD(self) -> bool:
-        return _get("SNOWID_ORDER_SEND_AHEAD")
 
 
 conf = SnowidSettings()

@@ -18,7 +18,7 @@ from .core.layout import DecodedId, Layout
 from .core.orderformat import DecodedOrderNumber, OrderNumberFormat
 from .exceptions import InvalidId, LayoutError, SnowidError
 from .inventory import field_label, get_field
-from .ordernumbers.field import OrderNumberField
+from .orders.field import OrderNumberField
 from .registry import get_layout, layout_names
 
 __all__ = [

@@ -13,7 +13,8 @@ from .core.layout import DecodedId, Layout
 from .exceptions import LayoutError
 from .fieldflags import check_shard_from, drop_generated_defaults, shard_source
 from .lookups import LOOKUPS
-from .ordernumbers.field import OrderNumberField, OrderNumberQuerySet, assign_order_numbers
+from .orders.field import OrderNumberField
+from .orders.queryset import OrderNumberQuerySet, assign_order_numbers
 from .registry import get_generator, get_layout, layout_names
 
 __all__ = [

@@ -8,7 +8,7 @@ from django.db.models import Max
 
 from .exceptions import SnowidError
 from .fields import SnowflakeAutoField, SnowflakeField
-from .ordernumbers.field import OrderNumberField
+from .orders.field import OrderNumberField
 
 __all__ = ["column_max", "field_label", "get_field", "our_fields"]
 

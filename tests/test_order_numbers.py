@@ -19,7 +19,7 @@ from django_snowid.exceptions import (
     OrderSecondFull,
 )
 from django_snowid.fields import OrderNumberField
-from django_snowid.ordernumbers.issuer import get_store
+from django_snowid.orders.stores import get_store
 from tests.support import free_port, redis_caches
 from tests.testapp.models import DecimalOrder, ShopOrder, TinyOrder
 
@@ -164,7 +164,7 @@ def test_missing_state_is_recovered_from_the_database_first(backend):
 def forget(stream: str) -> None:
     store = get_store()
     if store.name == "redis":
-        (store._client or store._connect()).delete(store.key(stream))
+        store.client().delete(store.key(stream))
     else:
         from django_snowid.models import OrderStreamState
 

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import override_settings
 
-from django_snowid.ordernumbers.issuer import get_store
+from django_snowid.orders.stores import get_store
 from tests.support import free_port, redis_caches
 from tests.testapp.models import ShopOrder, Ticket, TinyOrder
 

@@ -96,7 +96,7 @@ def database_tick_bound(layout: Layout, key: str) -> int:
     column. Used when the lease store has no record for a worker id (Redis flushed).
     """
     from ..introspection import column_max, our_fields
-    from ..ordernumbers.field import OrderNumberField
+    from ..orders.field import OrderNumberField
 
     newest = -1
     for field in our_fields():

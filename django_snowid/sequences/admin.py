@@ -21,6 +21,7 @@ from django.urls import path
 
 from ..admin import IdDecoderAdmin
 from ..conf import conf
+from ..orders.stores import get_store as get_order_store
 from .models import SequenceStatus
 from .status import sequence_rows
 
@@ -28,17 +29,8 @@ __all__ = ["StatusAdmin"]
 
 
 def _order_streams() -> list[dict[str, Any]]:
-    from ..ordernumbers.issuer import get_store as get_order_store
-
     store = get_order_store()
-    if store.name == "database":
-        from ..models import OrderStreamState
-
-        streams = list(OrderStreamState.objects.values_list("name", flat=True))
-    else:
-        client = store._client or store._connect()
-        prefix = f"{{{store.prefix}:order:"
-        streams = [k.decode()[len(prefix) : -1] for k in client.scan_iter(match=f"{prefix}*")]
+    streams = store.streams()
     rows = []
     for stream in sorted(streams):
         position = store.read(stream)

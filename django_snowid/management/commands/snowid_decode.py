@@ -13,7 +13,7 @@ from ...core.orderformat import DecodedOrderNumber, OrderNumberFormat
 from ...decoding import decode_tokens
 from ...exceptions import InvalidId, SnowidError
 from ...inventory import get_field
-from ...ordernumbers.field import FORMAT_OPTIONS
+from ...orders.formats import FORMAT_OPTIONS
 from ...registry import get_layout
 
 
