@@ -154,7 +154,9 @@ def test_recover_script_agrees_with_core(
     key = _set_state(client, store)
     ds, dq = database or (0, 0)
     RECOVER(
-        client, (key,), (int(database is not None), ds, dq, offset, first_sequence, int(force), unix)
+        client,
+        (key,),
+        (int(database is not None), ds, dq, offset, first_sequence, int(force), unix),
     )
     expected = resume(store, database, local, first_sequence=first_sequence, force=force)
     assert _state(client, key) == expected
