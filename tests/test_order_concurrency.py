@@ -70,10 +70,11 @@ def test_processes_and_threads_save_orders_without_duplicates(backend):
 def test_database_store_under_threads():
     """8 threads reserving from one stream of the database store, on every backend."""
     from django_snowid.core.sequence import Reserved
+    from django_snowid.models import OrderStreamState
     from django_snowid.orders.stores import DatabaseOrderStore, ReserveArgs
 
     store = DatabaseOrderStore()
-    store.raise_to("threads", (0, 0))
+    OrderStreamState.objects.create(name="threads", second=0, sequence=0)
     results: list[list[tuple[int, int]]] = [[] for _ in range(8)]
     errors: list[str] = []
 

@@ -20,7 +20,7 @@ from django_snowid.exceptions import (
 )
 from django_snowid.fields import OrderNumberField
 from django_snowid.orders.stores import get_store
-from tests.support import free_port, redis_caches
+from tests.support import free_port, redis_caches, set_order_state
 from tests.testapp.models import DecimalOrder, ShopOrder, TinyOrder
 
 pytestmark = pytest.mark.django_db
@@ -179,14 +179,14 @@ def test_a_collision_is_retried_with_a_new_number(backend):
     ShopOrder.objects.create(user_id=9, number=taken)
     # The store "lost" that write: it will hand out (second, 1) again.
     forget(field.stream)
-    get_store().raise_to(field.stream, (second, 0))
+    set_order_state(field.stream, (second, 0))
     with transaction.atomic():  # inside a transaction the retry uses a savepoint
         order = ShopOrder.objects.create(user_id=9)
     # The conflict made the stream recover: it resumed after the database's largest
     # number, past anything the stale store may have handed out meanwhile.
     assert order.number == fmt.compose(second + 1, 1, 9)
     forget(field.stream)
-    get_store().raise_to(field.stream, (second, 0))
+    set_order_state(field.stream, (second, 0))
     order = ShopOrder.objects.create(user_id=9)  # autocommit: no savepoint needed
     assert fmt.position(order.number) == (second + 2, 1)
 
@@ -199,7 +199,7 @@ def test_bulk_create_recovers_and_writes_the_whole_set_again(backend, in_transac
     taken = fmt.compose(second, 30, 9)
     ShopOrder.objects.create(user_id=9, number=taken)
     forget(field.stream)  # the store "lost" that write: its next block runs into it
-    get_store().raise_to(field.stream, (second, 0))
+    set_order_state(field.stream, (second, 0))
     with transaction.atomic() if in_transaction else contextlib.nullcontext():
         # Same shard as the taken number: the 30th number of the block is that number.
         objs = ShopOrder.objects.bulk_create(
@@ -234,7 +234,7 @@ def test_retries_are_bounded(backend):
     second = position_now(fmt) + 2
     ShopOrder.objects.create(user_id=9, number=fmt.compose(second, 1, 9))
     forget(field.stream)
-    get_store().raise_to(field.stream, (second, 0))
+    set_order_state(field.stream, (second, 0))
     with override_settings(SNOWID_ORDER_INSERT_RETRIES=0), pytest.raises(IntegrityError):
         failing_create(ShopOrder, user_id=9)
 
@@ -362,7 +362,7 @@ def test_a_conflict_with_a_row_committed_after_the_snapshot(backend, settings):
             thread.start()
             thread.join()
             forget(field.stream)  # the store "lost" that number: it hands it out again
-            get_store().raise_to(field.stream, (second, 0))
+            set_order_state(field.stream, (second, 0))
             number = ShopOrder.objects.create(user_id=9).number
     except OrderTransactionConflict:
         # PostgreSQL reports such a conflict under SERIALIZABLE as a serialization failure:

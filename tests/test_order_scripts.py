@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, example, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from django_snowid.core.sequence import ClockBehind, Reserved, SecondFull, reserve, resume
-from django_snowid.orders.stores.redis import RECOVER, RESERVE
+from django_snowid.core.sequence import reserve, resume
+from django_snowid.orders.stores.redis import RECOVER, RESERVE, reserve_outcome
 
 pytestmark = pytest.mark.redis
 
@@ -52,17 +52,6 @@ def _set_state(client: Any, state: tuple[int, int] | None) -> str:
 def _state(client: Any, key: str) -> tuple[int, int] | None:
     second, sequence = client.hmget(key, ["sec", "seq"])
     return None if second is None else (int(second), int(sequence))
-
-
-def _outcome(reply: list[int]) -> object:
-    status = reply[0]
-    if status == 1:
-        return Reserved(reply[1], reply[2], reply[3])
-    if status == 2:
-        return SecondFull(reply[1])
-    if status == 3:
-        return ClockBehind(reply[1])
-    raise AssertionError(f"unexpected reply {reply}")
 
 
 @st.composite
@@ -132,7 +121,7 @@ def test_reserve_script_agrees_with_core(client, case):
         first_sequence=case["first_sequence"],
         max_lead=case["max_lead"],
     )
-    assert (_outcome(reply), _state(client, key)) == (outcome, state)
+    assert (reserve_outcome(reply), _state(client, key)) == (outcome, state)
 
 
 @property_settings
