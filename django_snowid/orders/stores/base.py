@@ -64,13 +64,6 @@ class OrderStore(Protocol):
         """
         ...
 
-    def raise_to(self, stream: str, position: Position) -> tuple[Position | None, Position]:
-        """Raise the state to at least ``position``, atomically; never lower it.
-
-        Returns (state before, state after).
-        """
-        ...
-
     def read(self, stream: str) -> Position | None: ...
 
     def streams(self) -> list[str]:

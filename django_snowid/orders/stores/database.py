@@ -45,7 +45,7 @@ class DatabaseOrderStore:
     (``SELECT ... FOR UPDATE``), so that under REPEATABLE READ or SERIALIZABLE it decides
     on the current row, never on the transaction's snapshot; the row stays locked until
     the transaction ends (with ATOMIC_REQUESTS, requests that issue numbers of one
-    stream run one after the other). A row is created, raised or recovered by one
+    stream run one after the other). A row is created or recovered by one
     statement (an upsert), which cannot deadlock with another one creating it.
 
     Deadlocks, lock timeouts and serialization failures are retried when the store runs
@@ -196,9 +196,6 @@ class DatabaseOrderStore:
             after = cursor.fetchone()
         before = None if row is None else (int(row[0]), int(row[1]))
         return before, (int(after[0]), int(after[1]))
-
-    def raise_to(self, stream: str, position: Position) -> tuple[Position | None, Position]:
-        return self._run(self._upsert, stream, tuple(position), tuple(position))
 
     def recover(
         self, stream: str, database: Position | None, args: RecoverArgs

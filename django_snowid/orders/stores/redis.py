@@ -16,7 +16,7 @@ from ...exceptions import OrderNumberError, OrderNumberUnavailable
 from ...redisscripts import RedisScript, RedisUnavailable
 from .base import MISSING, Missing, Position, RecoverArgs, ReserveArgs
 
-__all__ = ["RECOVER", "RESERVE", "RedisOrderStore", "get_client"]
+__all__ = ["RECOVER", "RESERVE", "RedisOrderStore", "get_client", "reserve_outcome"]
 
 
 def get_client(alias: str) -> Any:
@@ -73,22 +73,6 @@ redis.call('HSET', KEYS[1], 'sec', second, 'seq', sequence + granted)
 return {1, second, sequence + 1, granted}
 """)
 
-# Raise a stream's state to at least a position; never lower it.
-# KEYS[1]: the stream's state hash   ARGV[1], ARGV[2]: local second and sequence
-# Returns {had_state (0/1), before_second, before_sequence, after_second, after_sequence}.
-RAISE: Final = RedisScript("""
-local state = redis.call('HMGET', KEYS[1], 'sec', 'seq')
-local second, sequence = tonumber(ARGV[1]), tonumber(ARGV[2])
-local bs, bq = tonumber(state[1]), tonumber(state[2])
-if bs and bq and (bs > second or (bs == second and bq >= sequence)) then
-  return {1, bs, bq, bs, bq}
-end
-redis.call('HSET', KEYS[1], 'sec', second, 'seq', sequence)
-if bs and bq then return {1, bs, bq, second, sequence} end
-return {0, 0, 0, second, sequence}
-""")
-
-
 # Recover a stream: the same steps as core.sequence.resume(), on the clock of Redis.
 # A stream that resumes at the second after the clock's is held there (field "hold")
 # until the clock reaches it: numbers are then never issued ahead of the clock, so the
@@ -122,6 +106,22 @@ end
 if had then return {1, bs, bq, ts, tq} end
 return {0, 0, 0, ts, tq}
 """)
+
+
+def reserve_outcome(reply: list[int]) -> Outcome | Missing | None:
+    """What a reply of :data:`RESERVE` means; ``None``: the state is garbage."""
+    status = reply[0]
+    if status == 1:
+        return Reserved(reply[1], reply[2], reply[3])
+    if status == 2:
+        return SecondFull(reply[1])
+    if status == 3:
+        return ClockBehind(reply[1])
+    if status == 4:
+        return MISSING
+    if status == 6:
+        return Resuming(reply[1])
+    return None
 
 
 class RedisOrderStore:
@@ -161,25 +161,13 @@ class RedisOrderStore:
 
     def reserve(self, stream: str, args: ReserveArgs) -> Outcome | Missing:
         key = self.key(stream)
-        reply = self._run(RESERVE, key, args)
-        status = reply[0]
-        if status == 1:
-            return Reserved(reply[1], reply[2], reply[3])
-        if status == 2:
-            return SecondFull(reply[1])
-        if status == 3:
-            return ClockBehind(reply[1])
-        if status == 4:
-            return MISSING
-        if status == 6:
-            return Resuming(reply[1])
+        outcome = reserve_outcome(self._run(RESERVE, key, args))
+        if outcome is not None:
+            return outcome
         raise OrderNumberError(
             f"The Redis key {key!r} does not hold an order-number state "
             "(fields sec and seq as integers). Delete it and run manage.py snowid_recover."
         )
-
-    def raise_to(self, stream: str, position: Position) -> tuple[Position | None, Position]:
-        return self._before_after(self._run(RAISE, self.key(stream), tuple(position)))
 
     def recover(
         self, stream: str, database: Position | None, args: RecoverArgs
