@@ -135,14 +135,13 @@ def test_clock_behind_continues_within_the_bound_and_refuses_beyond(backend):
     field = field_of(ShopOrder)
     fmt = field.format
     first = ShopOrder.objects.create(user_id=2)
-    store = get_store()
     ahead = position_now(fmt) + 3  # as if the store's clock had stepped back 3 s
-    store.raise_to(field.stream, (ahead, 40))
+    set_order_state(field.stream, (ahead, 40))
     after = ShopOrder.objects.create(user_id=2)
     assert after.number > first.number
     assert fmt.position(after.number) == (ahead, 41)
 
-    store.raise_to(field.stream, (position_now(fmt) + 60, 1))
+    set_order_state(field.stream, (position_now(fmt) + 60, 1))
     count = ShopOrder.objects.count()
     with pytest.raises(OrderClockBehind, match="behind the last number"):
         failing_create(ShopOrder, user_id=2)

@@ -47,7 +47,7 @@ __all__ = [
     "retry_or_raise",
 ]
 
-_OWN = "_snowid_order_fields"
+_OWN = "_snowid_retried_order_fields"
 
 
 class OrderField(Protocol):
