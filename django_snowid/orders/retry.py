@@ -23,7 +23,8 @@ public hook there.
 So each concrete model with an order-number field gets its ``_do_insert`` wrapped once,
 when the field is added to it; tables without order numbers (a multi-table parent or
 child) go straight to Django's. Outside a transaction a failed INSERT leaves nothing
-behind, so no savepoint (and no extra round trip) is needed there.
+behind, so no savepoint (and no extra round trip) is needed there. The wrapper costs one
+attribute comparison a save: ``bench_orders.py`` measured no difference without it.
 """
 
 from __future__ import annotations
