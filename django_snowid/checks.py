@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import numbers
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, get_args
 
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 
 from . import inventory
-from .conf import _get, conf
+from .conf import WhenFull, _get, conf
 from .core.layout import Layout, parse_epoch
 from .exceptions import LayoutError, WorkerIdError
 from .orders.formats import build_format
@@ -187,7 +187,7 @@ def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
                     )
                 )
                 break
-    if when_full not in ("wait", "raise"):
+    if when_full not in get_args(WhenFull):
         messages.append(
             _error(
                 f"SNOWID_ORDER_WHEN_FULL is {when_full!r}; expected 'wait' or 'raise'.",

@@ -11,12 +11,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
 from django.core.signals import setting_changed
 
 from .core.layout import DEFAULT_EPOCH
+
+#: Where order-number streams keep their state (``SNOWID_ORDER_BACKEND``).
+OrderBackend = Literal["redis", "database"]
+#: What a full second does (``SNOWID_ORDER_WHEN_FULL``).
+WhenFull = Literal["wait", "raise"]
 
 #: Every setting with its default. The README lists them with their meaning.
 DEFAULTS: dict[str, Any] = {
@@ -124,7 +129,7 @@ class SnowidSettings:
 
     # ------------------------------------------------------- order numbers
     @property
-    def ORDER_BACKEND(self) -> str:
+    def ORDER_BACKEND(self) -> OrderBackend:
         return _get("SNOWID_ORDER_BACKEND")
 
     def order_format_default(self, name: str) -> Any:
@@ -136,7 +141,7 @@ class SnowidSettings:
         return _get("SNOWID_ORDER_ALLOW_DST")
 
     @property
-    def ORDER_WHEN_FULL(self) -> str:
+    def ORDER_WHEN_FULL(self) -> WhenFull:
         return _get("SNOWID_ORDER_WHEN_FULL")
 
     @property

@@ -16,7 +16,6 @@ from ...exceptions import OrderNumberError
 from .base import (
     BACKENDS,
     MISSING,
-    Backend,
     Missing,
     OrderStore,
     Position,
@@ -28,7 +27,6 @@ from .database import DatabaseOrderStore
 __all__ = [
     "BACKENDS",
     "MISSING",
-    "Backend",
     "DatabaseOrderStore",
     "Missing",
     "OrderStore",

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Final, Literal, NamedTuple, Protocol
+from typing import Final, NamedTuple, Protocol, get_args
 
+from ...conf import OrderBackend
 from ...core.sequence import Outcome
 
 __all__ = [
     "BACKENDS",
     "MISSING",
-    "Backend",
     "Missing",
     "OrderStore",
     "Position",
@@ -17,8 +17,7 @@ __all__ = [
     "ReserveArgs",
 ]
 
-Backend = Literal["redis", "database"]
-BACKENDS: Final[tuple[Backend, ...]] = ("redis", "database")
+BACKENDS: Final[tuple[OrderBackend, ...]] = get_args(OrderBackend)
 
 
 class Missing:
