@@ -70,32 +70,32 @@ def _sequence(client, run_id, worker):
 
 
 def _order(client, run_id, worker):
-    from django_snowid.ordernumbers.stores import RESERVE_LUA
+    from django_snowid.orders.stores.redis import RESERVE
 
     # 64 streams a client: the capacity of the server, not of one stream's second
     # (16,383 numbers a second per stream with the default packing).
-    sha = client.script_load(RESERVE_LUA)
+    sha = client.script_load(RESERVE.source)
     keys = [f"{{bench:order:{worker}:{n}}}" for n in range(64)]
     return sha, lambda i: ([keys[i % 64]], [0, 16383, 1, 1, 5])
 
 
 def _lease_renew(client, run_id, worker):
-    from django_snowid.leases.stores import ACQUIRE_LUA, RENEW_LUA
+    from django_snowid.workerid.stores.redis import ACQUIRE, RENEW
 
     key = f"{{bench:lease:{worker}}}"
     token = f"t{worker}"
     # ARGV: pool size, ttl, token, owner, grace (0: a new pool is usable at once), first id
-    lease_id, _ = client.eval(ACQUIRE_LUA, 1, key, 1024, 30_000, token, "bench", 0, 0)
-    sha = client.script_load(RENEW_LUA)
+    lease_id, _ = client.eval(ACQUIRE.source, 1, key, 1024, 30_000, token, "bench", 0, 0)
+    sha = client.script_load(RENEW.source)
     return sha, lambda i: ([key], [lease_id, token, 30_000, i, "bench"])
 
 
 def _lease_acquire(client, run_id, worker):
-    from django_snowid.leases.stores import ACQUIRE_LUA
+    from django_snowid.workerid.stores.redis import ACQUIRE
 
     # A full pool of 1024 leases a client after the first 1024 calls: each later call
     # scans the whole pool and refuses (the most a single acquire costs).
-    sha = client.script_load(ACQUIRE_LUA)
+    sha = client.script_load(ACQUIRE.source)
     key = f"{{bench:pool:{worker}}}"
     return sha, lambda i: ([key], [1024, 30_000, f"t{i}", "bench", 0, 0])
 

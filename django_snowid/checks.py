@@ -11,19 +11,21 @@ from __future__ import annotations
 import numbers
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, get_args
 
 from django.apps import apps
 from django.conf import settings
 from django.core.checks import CheckMessage, Tags, register
 from django.utils.module_loading import import_string
 
+from . import inventory
 from .checkhelp import configured_layouts, error, is_number, warning
-from .conf import _get, conf
+from .conf import WhenFull, _get, conf
 from .core.layout import parse_epoch
-from .core.orderformat import OrderNumberFormat
 from .exceptions import LayoutError
 from .fields import SnowflakeAutoField
+from .orders.formats import build_format
+from .orders.stores import BACKENDS
 from .workerid.checks import check_worker_id, check_worker_settings
 
 EXHAUSTION_WARNING = timedelta(days=3653)  # ten years
@@ -100,14 +102,18 @@ def check_redis_client(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
 
 
 def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    # Imported here: the order-number machinery loads redis, which a project without
-    # order numbers never needs.
-    from .ordernumbers.field import check_backend
-    from .ordernumbers.issuer import stream_fields
-
-    messages = check_backend()
-    if messages or not stream_fields():
-        return messages
+    if conf.ORDER_BACKEND not in BACKENDS:
+        return [
+            error(
+                f"SNOWID_ORDER_BACKEND is {conf.ORDER_BACKEND!r}; "
+                f"expected one of {list(BACKENDS)}.",
+                "django_snowid.E205",
+            )
+        ]
+    order_fields = inventory.fields("order")
+    if not order_fields:
+        return []
+    messages: list[CheckMessage] = []
     if conf.ORDER_BACKEND == "redis":
         alias = conf.REDIS_ALIAS
         caches: dict[str, dict[str, Any]] = getattr(settings, "CACHES", {})
@@ -131,7 +137,7 @@ def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
             )
         )
     else:
-        for field in stream_fields():
+        for field in order_fields:
             try:
                 cap = field.format.max_sequence
             except LayoutError:
@@ -145,18 +151,11 @@ def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
                     )
                 )
                 break
-    if when_full not in ("wait", "raise"):
+    if when_full not in get_args(WhenFull):
         messages.append(
             error(
                 f"SNOWID_ORDER_WHEN_FULL is {when_full!r}; expected 'wait' or 'raise'.",
                 "django_snowid.E208",
-            )
-        )
-    if not isinstance(conf.ORDER_SEND_AHEAD, bool):
-        messages.append(
-            error(
-                f"SNOWID_ORDER_SEND_AHEAD is {conf.ORDER_SEND_AHEAD!r}; expected True or False.",
-                "django_snowid.E209",
             )
         )
     return messages
@@ -280,8 +279,6 @@ _ORDER_SETTINGS: tuple[tuple[str, Any, str, str], ...] = (
 
 def check_order_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """Type and range of the order-number settings the format checks do not cover."""
-    from .ordernumbers.field import FORMAT_OPTIONS  # loads redis: see check_order_numbers
-
     messages: list[CheckMessage] = []
     for name, valid, expected, id_ in _ORDER_SETTINGS:
         value = _get(f"SNOWID_ORDER_{name}")
@@ -293,7 +290,7 @@ def check_order_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
                 )
             )
     try:
-        OrderNumberFormat(**{name: conf.order_format_default(name) for name in FORMAT_OPTIONS})
+        build_format()
     except (LayoutError, TypeError, ValueError) as exc:
         messages.append(
             error(

@@ -23,6 +23,10 @@ from .core.layout import DEFAULT_EPOCH
 #: What ``SNOWID_WORKER_ID_SOURCE`` takes: a fixed number, an environment variable, or a
 #: lease (a lock file on this host, a lease in Redis or in the database).
 WorkerIdSource = Literal["static", "env", "slot", "redis", "database"]
+#: Where order-number streams keep their state (``SNOWID_ORDER_BACKEND``).
+OrderBackend = Literal["redis", "database"]
+#: What a full second does (``SNOWID_ORDER_WHEN_FULL``).
+WhenFull = Literal["wait", "raise"]
 
 #: Every setting with its default. The README lists them with their meaning.
 DEFAULTS: dict[str, Any] = {
@@ -53,7 +57,6 @@ DEFAULTS: dict[str, Any] = {
     "SNOWID_ORDER_MAX_BACKWARDS_S": 5,
     "SNOWID_ORDER_RANDOM_START": 0,
     "SNOWID_ORDER_INSERT_RETRIES": 3,
-    "SNOWID_ORDER_SEND_AHEAD": True,
     "SNOWID_PUBLIC_ID_ALPHABET": None,
     "SNOWID_PUBLIC_ID_MIN_LENGTH": 8,
 }
@@ -149,7 +152,7 @@ class SnowidSettings:
 
     # ------------------------------------------------------- order numbers
     @property
-    def ORDER_BACKEND(self) -> str:
+    def ORDER_BACKEND(self) -> OrderBackend:
         return _get("SNOWID_ORDER_BACKEND")
 
     def order_format_default(self, name: str) -> Any:
@@ -161,7 +164,7 @@ class SnowidSettings:
         return _get("SNOWID_ORDER_ALLOW_DST")
 
     @property
-    def ORDER_WHEN_FULL(self) -> str:
+    def ORDER_WHEN_FULL(self) -> WhenFull:
         return _get("SNOWID_ORDER_WHEN_FULL")
 
     @property
@@ -179,10 +182,6 @@ class SnowidSettings:
     @property
     def ORDER_INSERT_RETRIES(self) -> int:
         return _get("SNOWID_ORDER_INSERT_RETRIES")
-
-    @property
-    def ORDER_SEND_AHEAD(self) -> bool:
-        return _get("SNOWID_ORDER_SEND_AHEAD")
 
 
 conf = SnowidSettings()

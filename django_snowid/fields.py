@@ -1,14 +1,13 @@
 """Model fields whose values are Snowflake ids allocated in Python before the INSERT.
 
 The order-number names are importable from here too (``django_snowid.fields.
-OrderNumberField``), loaded on first access: a project with Snowflake fields only never
-loads the order-number machinery, nor ``redis``.
+OrderNumberField``); ``redis`` is loaded only when an order-number store needs it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from django.core import checks
 from django.db import models
@@ -19,9 +18,8 @@ from .exceptions import LayoutError
 from .fieldflags import check_shard_from, drop_generated_defaults, shard_source
 from .ids import get_generator, get_layout, layout_names
 from .lookups import LOOKUPS
-
-if TYPE_CHECKING:
-    from .ordernumbers.field import OrderNumberField, OrderNumberQuerySet, assign_order_numbers
+from .orders.field import OrderNumberField
+from .orders.queryset import OrderNumberQuerySet, assign_order_numbers
 
 __all__ = [
     "OrderNumberField",
@@ -222,17 +220,3 @@ def _assigned_on_save() -> None:
 for _field_class in (SnowflakeField, SnowflakeAutoField):
     for _lookup in LOOKUPS:
         _field_class.register_lookup(_lookup)
-
-
-_ORDER_NAMES = frozenset({"OrderNumberField", "OrderNumberQuerySet", "assign_order_numbers"})
-
-
-def __getattr__(name: str) -> Any:
-    # Loaded on first access (see the module docstring); then cached in this module.
-    if name in _ORDER_NAMES:
-        from .ordernumbers import field as order_field
-
-        value = getattr(order_field, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -58,7 +58,6 @@ def test_checks_are_registered_and_stop_the_check_command():
         ({"SNOWID_ORDER_RANDOM_START": -1}, ["django_snowid.E207"]),
         ({"SNOWID_ORDER_RANDOM_START": 2**14}, ["django_snowid.E207"]),
         ({"SNOWID_ORDER_WHEN_FULL": "drop"}, ["django_snowid.E208"]),
-        ({"SNOWID_ORDER_SEND_AHEAD": "no"}, ["django_snowid.E209"]),
     ],
 )
 def test_bad_settings(overrides, expected):
@@ -89,7 +88,6 @@ E202 = "django_snowid.E202"  # per field whose format takes the setting
         ({"SNOWID_ORDER_ZONE": "Nowhere/Else"}, [E202, "django_snowid.E214"]),
         ({"SNOWID_ORDER_SHARD_DIGITS": "2"}, [E202, "django_snowid.E214"]),
         ({"SNOWID_ORDER_WHEN_FULL": "drop"}, ["django_snowid.E208"]),
-        ({"SNOWID_ORDER_SEND_AHEAD": "no"}, ["django_snowid.E209"]),
         ({"SNOWID_ORDER_RANDOM_START": "5"}, ["django_snowid.E207"]),
         ({"SNOWID_ORDER_BACKEND": "memcached"}, ["django_snowid.E205"]),
     ],

@@ -40,7 +40,7 @@ def test_recover_in_a_subprocess_prints_no_traceback():
 
 @pytest.mark.redis
 def test_recover_with_a_stream_key_of_the_wrong_type(throwaway_redis):
-    from django_snowid.ordernumbers.issuer import get_store
+    from django_snowid.orders.stores import get_store
     from tests.testapp.models import ShopOrder
 
     with override_settings(CACHES=throwaway_redis.caches(), SNOWID_ORDER_BACKEND="redis"):

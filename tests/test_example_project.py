@@ -51,7 +51,7 @@ def test_recovery_reads_every_shard_of_the_example_router(tmp_path):
     code = (
         "from django.test import override_settings\n"
         "from shop.models import Order\n"
-        "from django_snowid.ordernumbers.issuer import databases_for\n"
+        "from django_snowid.orders.recovery import databases_for\n"
         "with override_settings(SHOP_ORDER_SHARDS=['default', 'east', 'west']):\n"
         "    print(databases_for(Order))\n"
     )

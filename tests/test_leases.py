@@ -340,7 +340,7 @@ def test_unreachable_database_at_lease_time_and_for_order_numbers():
 
     from django_snowid.core.orderformat import OrderNumberFormat
     from django_snowid.exceptions import OrderNumberUnavailable
-    from django_snowid.ordernumbers.issuer import StreamIssuer
+    from django_snowid.orders.issuer import StreamIssuer
 
     saved = dict(connection.settings_dict)
     connection.close()

@@ -10,7 +10,7 @@ from django.db import connections
 from django.db.models import Max
 from django.test import override_settings
 
-from django_snowid.ordernumbers.issuer import get_store
+from django_snowid.orders.stores import get_store
 from tests.testapp.models import ShopOrder
 
 PROCESSES, THREADS, PER_THREAD = 8, 4, 40
@@ -70,10 +70,11 @@ def test_processes_and_threads_save_orders_without_duplicates(backend):
 def test_database_store_under_threads():
     """8 threads reserving from one stream of the database store, on every backend."""
     from django_snowid.core.sequence import Reserved
-    from django_snowid.ordernumbers.stores import DatabaseOrderStore, ReserveArgs
+    from django_snowid.models import OrderStreamState
+    from django_snowid.orders.stores import DatabaseOrderStore, ReserveArgs
 
     store = DatabaseOrderStore()
-    store.raise_to("threads", (0, 0))
+    OrderStreamState.objects.create(name="threads", second=0, sequence=0)
     results: list[list[tuple[int, int]]] = [[] for _ in range(8)]
     errors: list[str] = []
 

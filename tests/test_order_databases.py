@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
-from django_snowid.ordernumbers.issuer import databases_for, get_store
+from django_snowid.orders.recovery import databases_for
+from django_snowid.orders.stores import get_store
 from tests.testapp.models import ShopOrder
 
 pytestmark = pytest.mark.django_db(databases=["default", "other"])

@@ -19,8 +19,8 @@ from django_snowid.exceptions import (
     OrderSecondFull,
 )
 from django_snowid.fields import OrderNumberField
-from django_snowid.ordernumbers.issuer import get_store
-from tests.support import free_port, redis_caches
+from django_snowid.orders.stores import get_store
+from tests.support import free_port, redis_caches, set_order_state
 from tests.testapp.models import DecimalOrder, ShopOrder, TinyOrder
 
 pytestmark = pytest.mark.django_db
@@ -135,14 +135,13 @@ def test_clock_behind_continues_within_the_bound_and_refuses_beyond(backend):
     field = field_of(ShopOrder)
     fmt = field.format
     first = ShopOrder.objects.create(user_id=2)
-    store = get_store()
     ahead = position_now(fmt) + 3  # as if the store's clock had stepped back 3 s
-    store.raise_to(field.stream, (ahead, 40))
+    set_order_state(field.stream, (ahead, 40))
     after = ShopOrder.objects.create(user_id=2)
     assert after.number > first.number
     assert fmt.position(after.number) == (ahead, 41)
 
-    store.raise_to(field.stream, (position_now(fmt) + 60, 1))
+    set_order_state(field.stream, (position_now(fmt) + 60, 1))
     count = ShopOrder.objects.count()
     with pytest.raises(OrderClockBehind, match="behind the last number"):
         failing_create(ShopOrder, user_id=2)
@@ -164,7 +163,7 @@ def test_missing_state_is_recovered_from_the_database_first(backend):
 def forget(stream: str) -> None:
     store = get_store()
     if store.name == "redis":
-        (store._client or store._connect()).delete(store.key(stream))
+        store.client().delete(store.key(stream))
     else:
         from django_snowid.models import OrderStreamState
 
@@ -179,14 +178,14 @@ def test_a_collision_is_retried_with_a_new_number(backend):
     ShopOrder.objects.create(user_id=9, number=taken)
     # The store "lost" that write: it will hand out (second, 1) again.
     forget(field.stream)
-    get_store().raise_to(field.stream, (second, 0))
+    set_order_state(field.stream, (second, 0))
     with transaction.atomic():  # inside a transaction the retry uses a savepoint
         order = ShopOrder.objects.create(user_id=9)
     # The conflict made the stream recover: it resumed after the database's largest
     # number, past anything the stale store may have handed out meanwhile.
     assert order.number == fmt.compose(second + 1, 1, 9)
     forget(field.stream)
-    get_store().raise_to(field.stream, (second, 0))
+    set_order_state(field.stream, (second, 0))
     order = ShopOrder.objects.create(user_id=9)  # autocommit: no savepoint needed
     assert fmt.position(order.number) == (second + 2, 1)
 
@@ -199,7 +198,7 @@ def test_bulk_create_recovers_and_writes_the_whole_set_again(backend, in_transac
     taken = fmt.compose(second, 30, 9)
     ShopOrder.objects.create(user_id=9, number=taken)
     forget(field.stream)  # the store "lost" that write: its next block runs into it
-    get_store().raise_to(field.stream, (second, 0))
+    set_order_state(field.stream, (second, 0))
     with transaction.atomic() if in_transaction else contextlib.nullcontext():
         # Same shard as the taken number: the 30th number of the block is that number.
         objs = ShopOrder.objects.bulk_create(
@@ -234,7 +233,7 @@ def test_retries_are_bounded(backend):
     second = position_now(fmt) + 2
     ShopOrder.objects.create(user_id=9, number=fmt.compose(second, 1, 9))
     forget(field.stream)
-    get_store().raise_to(field.stream, (second, 0))
+    set_order_state(field.stream, (second, 0))
     with override_settings(SNOWID_ORDER_INSERT_RETRIES=0), pytest.raises(IntegrityError):
         failing_create(ShopOrder, user_id=9)
 
@@ -362,7 +361,7 @@ def test_a_conflict_with_a_row_committed_after_the_snapshot(backend, settings):
             thread.start()
             thread.join()
             forget(field.stream)  # the store "lost" that number: it hands it out again
-            get_store().raise_to(field.stream, (second, 0))
+            set_order_state(field.stream, (second, 0))
             number = ShopOrder.objects.create(user_id=9).number
     except OrderTransactionConflict:
         # PostgreSQL reports such a conflict under SERIALIZABLE as a serialization failure:

@@ -73,7 +73,7 @@ def _worker(args: tuple[str, int, float]) -> dict[str, Any]:
     """Save until the deadline; report every number given, and which ones were written."""
     mode, process, deadline = args
     if mode == "stepped":  # the database store on this app server's clock
-        from django_snowid.ordernumbers import stores
+        from django_snowid.orders.stores import database as stores
 
         stores.time = SteppedClock(process)  # type: ignore[assignment]
         mode = "atomic"

@@ -9,8 +9,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import override_settings
 
-from django_snowid.ordernumbers.issuer import get_store
-from tests.support import free_port, redis_caches
+from django_snowid.orders.stores import get_store
+from tests.support import free_port, redis_caches, set_order_state
 from tests.testapp.models import ShopOrder, Ticket, TinyOrder
 
 pytestmark = pytest.mark.django_db
@@ -39,7 +39,7 @@ def test_resumes_past_the_database_maximum(backend):
     # the second after the database's largest number (ahead of the clock here)
     assert get_store().read(stream) == (ahead + 1, 0)
     # running again changes nothing, and it never lowers the store
-    get_store().raise_to(stream, (ahead + 2, 5))
+    set_order_state(stream, (ahead + 2, 5))
     assert "unchanged" in recover("testapp.ShopOrder")
     assert get_store().read(stream) == (ahead + 2, 5)
 
@@ -50,7 +50,7 @@ def test_a_store_behind_the_database_resumes_after_the_clock(backend):
     stream, fmt = stream_of(ShopOrder)
     now = fmt.local_second(datetime.now(timezone.utc))
     ShopOrder.objects.create(user_id=1, number=fmt.compose(now - 5, 9, 1))
-    get_store().raise_to(stream, (now - 5, 3))
+    set_order_state(stream, (now - 5, 3))
     recover("testapp.ShopOrder")
     second, sequence = get_store().read(stream)
     assert now + 1 <= second <= fmt.local_second(datetime.now(timezone.utc)) + 1

@@ -6,7 +6,7 @@ import uuid6
 from django.db import models
 
 import django_snowid
-from django_snowid.fields import OrderNumberField, SnowflakeAutoField
+from django_snowid.fields import OrderNumberField, OrderNumberQuerySet, SnowflakeAutoField
 
 
 class AutoRow(models.Model):
@@ -46,6 +46,8 @@ class NumberedOrder(models.Model):
     id = models.BigAutoField(primary_key=True)
     user_id = models.BigIntegerField()
     number = OrderNumberField(shard_from="user_id")
+
+    objects = OrderNumberQuerySet.as_manager()
 
 
 class UniqueColumnOrder(models.Model):

@@ -11,7 +11,7 @@ A stream's state is the position of its last issued number: ``(local_second, seq
   of the clock; when that second is full it moves on to the next one within the same
   bound. Beyond the bound nothing is issued.
 
-The Redis store runs the same steps in Lua (:mod:`django_snowid.ordernumbers.redis_store`);
+The Redis store runs the same steps in Lua (:mod:`django_snowid.orders.stores.redis`);
 the database store calls :func:`reserve` under a row lock.
 """
 

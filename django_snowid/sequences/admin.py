@@ -21,6 +21,7 @@ from django.urls import path
 
 from ..adminpages import ReadOnlyPageAdmin
 from ..conf import conf
+from ..orders.stores import get_store as get_order_store
 from ..workerid.stores import get_lease_store
 from .models import SequenceStatus
 from .status import sequence_rows
@@ -29,17 +30,8 @@ __all__ = ["StatusAdmin"]
 
 
 def _order_streams() -> list[dict[str, Any]]:
-    from ..ordernumbers.issuer import get_store as get_order_store
-
-    store: Any = get_order_store()  # reads the Redis store's keys directly
-    if store.name == "database":
-        from ..models import OrderStreamState
-
-        streams = list(OrderStreamState.objects.values_list("name", flat=True))
-    else:
-        client = store._client or store._connect()
-        prefix = f"{{{store.prefix}:order:"
-        streams = [k.decode()[len(prefix) : -1] for k in client.scan_iter(match=f"{prefix}*")]
+    store = get_order_store()
+    streams = store.streams()
     rows = []
     for stream in sorted(streams):
         position = store.read(stream)

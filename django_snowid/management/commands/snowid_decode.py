@@ -14,7 +14,7 @@ from ...decoding import decode_tokens
 from ...exceptions import InvalidId, SnowidError
 from ...ids import get_layout
 from ...inventory import get_field
-from ...ordernumbers.field import FORMAT_OPTIONS
+from ...orders.formats import FORMAT_OPTIONS
 
 
 class Command(BaseCommand):

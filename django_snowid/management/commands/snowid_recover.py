@@ -22,7 +22,9 @@ from ... import inventory
 from ...core.sequence import resume
 from ...exceptions import OrderNumberError, SnowidError
 from ...inventory import check_labels, column_max, field_label
-from ...ordernumbers.issuer import database_position, get_store, recover_stream
+from ...orders.issuer import fields_of_stream
+from ...orders.recovery import database_position, recover_stream
+from ...orders.stores import get_store
 from ._store_errors import store_errors
 
 
@@ -80,13 +82,14 @@ class Command(BaseCommand):
                 if stream in done:
                     continue
                 done.add(stream)
-                target, maxima = database_position(stream, fmt, using=database)
+                fields = fields_of_stream(stream)
+                target, maxima = database_position(fields, fmt, using=database)
                 before = store.read(stream)
                 if dry_run:  # on this host's clock, which the store's may not match
                     now = int(time.time()) + fmt.utc_offset_at(time.time())
                     after = resume(before, target, now, first_sequence=1)
                 else:
-                    before, after = recover_stream(stream, fmt, using=database)
+                    before, after = recover_stream(stream, fmt, fields, using=database)
                 for each, largest in maxima:
                     rows.append(
                         {

@@ -1,4 +1,4 @@
-"""Issuing order numbers: one :class:`StreamIssuer` per stream, on top of a store."""
+"""Issuing order numbers: one :class:`StreamIssuer` per stream and format, on a store."""
 
 from __future__ import annotations
 
@@ -6,137 +6,27 @@ import random
 import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Any
 
-from django.apps import apps
-from django.core.signals import setting_changed
-from django.db import router
-from django.dispatch import receiver
-
-from ..conf import conf
+from .. import inventory
+from ..conf import conf, on_settings_changed
 from ..core.orderformat import OrderNumberFormat
 from ..core.sequence import ClockBehind, Reserved, Resuming, SecondFull
 from ..exceptions import OrderClockBehind, OrderNumberError, OrderSecondFull
-from .stores import (
-    MISSING,
-    DatabaseOrderStore,
-    OrderStore,
-    Position,
-    RecoverArgs,
-    RedisOrderStore,
-    ReserveArgs,
-)
+from .recovery import recover_stream
+from .stores import MISSING, ReserveArgs, get_store
 
-if TYPE_CHECKING:
-    from django.db.models import Model
+__all__ = ["StreamIssuer", "fields_of_stream", "get_issuer"]
 
-    from .field import OrderNumberField
-
-__all__ = [
-    "StreamIssuer",
-    "databases_for",
-    "get_issuer",
-    "get_store",
-    "recover_stream",
-    "stream_fields",
-]
-
-BACKENDS = ("redis", "database")
 DST_EXTRA_LEAD_S = 3600  # the repeated hour of a fall-back
 # A store flushed again and again (right between a recovery and the reservation after it)
 # gets this many recoveries in one call before the caller is told.
 MAX_RECOVERIES = 5
 
 
-def get_store() -> OrderStore:
-    """The store named by ``SNOWID_ORDER_BACKEND`` (one per process)."""
-    key = (conf.ORDER_BACKEND, conf.REDIS_ALIAS, conf.REDIS_KEY_PREFIX)
-    store = _stores.get(key)
-    if store is None:
-        if conf.ORDER_BACKEND == "redis":
-            store = RedisOrderStore(conf.REDIS_ALIAS, conf.REDIS_KEY_PREFIX)
-        elif conf.ORDER_BACKEND == "database":
-            store = DatabaseOrderStore()
-        else:
-            raise OrderNumberError(
-                f"SNOWID_ORDER_BACKEND is {conf.ORDER_BACKEND!r}; expected one of {list(BACKENDS)}."
-            )
-        store = _stores.setdefault(key, store)
-    return store
-
-
-def stream_fields(stream: str | None = None) -> list[OrderNumberField]:
-    """Every OrderNumberField of the installed models (of one stream, if given)."""
-    from .field import OrderNumberField
-
-    return [
-        field
-        for model in apps.get_models()
-        for field in model._meta.local_fields
-        if isinstance(field, OrderNumberField) and (stream is None or field.stream == stream)
-    ]
-
-
-def databases_for(model: type[Model]) -> list[str]:
-    """Every database that can hold rows of ``model``: the primary, or every shard.
-
-    A router that spreads a model over several databases says which with a method
-    ``order_number_databases(model)`` returning their aliases (or ``None`` to pass);
-    otherwise the model lives on ``router.db_for_write(model)``, the primary (replicas
-    lag, so they are never read to decide what is safe to issue).
-    """
-    for each in router.routers:
-        method = getattr(each, "order_number_databases", None)
-        if method is not None:
-            found = method(model)
-            if found is not None:
-                return list(dict.fromkeys(found))
-    return [router.db_for_write(model)]
-
-
-def database_position(
-    stream: str, fmt: OrderNumberFormat, *, using: str | None = None
-) -> tuple[Position | None, list[tuple[OrderNumberField, int | None]]]:
-    """The position of the largest number of ``stream`` in the database.
-
-    ``max()`` over the UNIQUE column is one index lookup per field and database: every
-    database that can hold the field's rows (:func:`databases_for`), or ``using`` alone.
-    """
-    from ..introspection import column_max  # imports the fields, which import this module
-
-    best: Position | None = None
-    maxima: list[tuple[OrderNumberField, int | None]] = []
-    for field in stream_fields(stream):
-        found = [
-            column_max(field, using=db) for db in ([using] if using else databases_for(field.model))
-        ]
-        largest = max((n for n in found if n is not None), default=None)
-        maxima.append((field, largest))
-        if largest is not None:
-            position = fmt.position(largest)
-            best = position if best is None or position > best else best
-    return best, maxima
-
-
-def recover_stream(
-    stream: str,
-    fmt: OrderNumberFormat,
-    *,
-    using: str | None = None,
-    force: bool = False,
-    first_sequence: int = 1,
-) -> tuple[Position | None, Position]:
-    """Recover the store's state of ``stream`` from the database (``core.sequence.resume``).
-
-    A store that holds nothing or less than the database (or any store, ``force``)
-    resumes at the second after both the database's largest number and the store's
-    clock, past every number that may still be in flight. Returns (before, after).
-    """
-    position, _ = database_position(stream, fmt, using=using)
-    args = RecoverArgs(
-        offset=fmt.utc_offset_at(time.time()), first_sequence=first_sequence, force=force
-    )
-    return get_store().recover(stream, position, args)
+def fields_of_stream(stream: str) -> list[Any]:
+    """The order-number fields of the installed models that share ``stream``."""
+    return [field for field in inventory.fields("order") if field.stream == stream]
 
 
 class StreamIssuer:
@@ -147,8 +37,8 @@ class StreamIssuer:
         self.format = fmt
         self._utc = fmt.zone == "UTC"
         self._stem_cache: tuple[int, int] = (-1, 0)
-        # Issuers are dropped whenever a SNOWID_* setting changes, so the settings of the
-        # hot path can be read once here.
+        # Issuers are forgotten whenever a SNOWID_* setting changes, so the settings of
+        # the hot path can be read once here.
         self._store = get_store()
         self._cap = fmt.max_sequence
         self._stem_factor = fmt._stem_factor
@@ -160,34 +50,15 @@ class StreamIssuer:
         self._max_wait_s = conf.ORDER_MAX_WAIT_MS / 1000
         # The arguments of a one-number reservation, when they never change.
         self._one = None if self._random_start or not self._utc else self._args(1)
-        # Stores that can send a reservation now and read its reply later (Redis), unless
-        # SNOWID_ORDER_SEND_AHEAD is off.
-        send = getattr(self._store, "send_reserve", None)
-        self._send_reserve = send if conf.ORDER_SEND_AHEAD else None
-        self._reserve_result = getattr(self._store, "reserve_result", None)
 
-    def next_number(self, shard: int = 0, sent: object = None) -> int:
-        """The next number of the stream, for a user of shard value ``shard``.
-
-        ``sent`` is what :meth:`send_next` returned for this number, if it was sent ahead.
-        """
+    def next_number(self, shard: int = 0) -> int:
+        """The next number of the stream, for a user of shard value ``shard``."""
         # The common case in one reservation and no list; anything else (a full second,
         # recovery, errors) goes through next_numbers(), which nothing was issued for yet.
-        if sent is not None and self._reserve_result is not None:
-            outcome = self._reserve_result(sent)
-        else:
-            outcome = self._store.reserve(self.stream, self._one or self._args(1))
+        outcome = self._store.reserve(self.stream, self._one or self._args(1))
         if type(outcome) is Reserved:
             return self._compose(outcome.local_second, outcome.first_sequence, shard)
         return self.next_numbers([shard])[0]
-
-    def send_next(self) -> object:
-        """Send the reservation of one number now, if the store can answer later (Redis).
-
-        Returns what :meth:`next_number` takes as ``sent``, or ``None``.
-        """
-        send = self._send_reserve
-        return None if send is None else send(self.stream, self._one or self._args(1))
 
     def _args(self, count: int) -> ReserveArgs:
         return ReserveArgs(
@@ -256,6 +127,7 @@ class StreamIssuer:
         recover_stream(
             self.stream,
             self.format,
+            fields_of_stream(self.stream),
             force=force,
             first_sequence=self._args(1).first_sequence,
         )
@@ -283,7 +155,7 @@ class StreamIssuer:
 
 _lock = threading.Lock()
 _issuers: dict[tuple[str, OrderNumberFormat], StreamIssuer] = {}
-_stores: dict[tuple[str, str, str], OrderStore] = {}
+on_settings_changed(_issuers.clear)
 
 
 def get_issuer(stream: str, fmt: OrderNumberFormat) -> StreamIssuer:
@@ -292,10 +164,3 @@ def get_issuer(stream: str, fmt: OrderNumberFormat) -> StreamIssuer:
         with _lock:
             issuer = _issuers.setdefault((stream, fmt), StreamIssuer(stream, fmt))
     return issuer
-
-
-@receiver(setting_changed)
-def _reset_on_setting_changed(*, setting: str, **kwargs: object) -> None:
-    if setting.startswith("SNOWID_") or setting == "CACHES":
-        _issuers.clear()
-        _stores.clear()

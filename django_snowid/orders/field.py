@@ -1,0 +1,188 @@
+"""``OrderNumberField``: a readable, increasing, shard-routed number filled on insert."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from django.core import checks
+from django.db import models
+
+from .. import inventory
+from ..conf import conf, on_settings_changed
+from ..core.orderformat import DecodedOrderNumber, OrderNumberFormat, zone_has_dst
+from ..exceptions import LayoutError
+from ..fieldflags import check_shard_from, drop_generated_defaults, shard_source
+from .formats import build_format
+from .issuer import StreamIssuer, fields_of_stream, get_issuer
+from .retry import install_insert_retry
+
+__all__ = ["OrderNumberField"]
+
+
+class OrderNumberField(models.BigIntegerField):
+    """``yyMMddHHmmss`` + a per-second sequence + the low bits of a user id.
+
+    ``shard_from`` names the attribute (e.g. ``"user_id"``) whose value's low bits (or
+    digits) end the number, so that orders route to the same shard as their user.
+    ``stream`` names the sequence (default ``"app_label.Model.field"``); fields that share
+    a stream share its sequence. Format options left at ``None`` take the
+    ``SNOWID_ORDER_*`` settings.
+    """
+
+    description = "Order number (yyMMddHHmmss + sequence + shard)"
+
+    def __init__(
+        self,
+        *args: Any,
+        shard_from: str | None = None,
+        stream: str | None = None,
+        packing: str | None = None,
+        sequence_bits: int | None = None,
+        shard_bits: int | None = None,
+        sequence_digits: int | None = None,
+        shard_digits: int | None = None,
+        zone: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.shard_from = shard_from
+        self._stream = stream
+        self.format_options = {
+            "packing": packing,
+            "sequence_bits": sequence_bits,
+            "shard_bits": shard_bits,
+            "sequence_digits": sequence_digits,
+            "shard_digits": shard_digits,
+            "zone": zone,
+        }
+        # Built from the settings on first use; forgotten when they change.
+        self._format: OrderNumberFormat | None = None
+        self._issuer: StreamIssuer | None = None
+        kwargs.setdefault("unique", True)
+        kwargs.setdefault("editable", False)
+        super().__init__(*args, **kwargs)
+
+    # -------------------------------------------------------------- format
+    @property
+    def format(self) -> OrderNumberFormat:
+        fmt = self._format
+        if fmt is None:
+            fmt = self._format = build_format(self.format_options)
+            _built.add(self)
+        return fmt
+
+    @property
+    def stream(self) -> str:
+        return self._stream or f"{self.model._meta.label}.{self.name}"
+
+    def decode(self, number: int | str) -> DecodedOrderNumber:
+        return self.format.decode(number)
+
+    def shard_of(self, number: int) -> int:
+        """The shard a number routes to (equal to the shard of its user)."""
+        return self.format.split(number)[2]
+
+    # ------------------------------------------------------------ issuing
+    def shard_value(self, instance: models.Model, fmt: OrderNumberFormat | None = None) -> int:
+        if self.shard_from is None:
+            return 0
+        return (fmt or self.format).shard_of_user(shard_source(instance, self.shard_from))
+
+    def issuer(self) -> StreamIssuer:
+        issuer = self._issuer
+        if issuer is None:
+            issuer = self._issuer = get_issuer(self.stream, self.format)
+            _built.add(self)
+        return issuer
+
+    def new_number(self, instance: models.Model) -> int:
+        issuer = self._issuer or self.issuer()
+        return issuer.next_number(self.shard_value(instance, issuer.format))
+
+    def new_numbers(self, instances: list[models.Model]) -> list[int]:
+        issuer = self.issuer()
+        return issuer.next_numbers([self.shard_value(obj, issuer.format) for obj in instances])
+
+    def pre_save(self, model_instance: models.Model, add: bool) -> Any:
+        value = getattr(model_instance, self.attname)
+        if add and value is None:
+            value = self.new_number(model_instance)
+            setattr(model_instance, self.attname, value)
+        return value
+
+    # ----------------------------------------------------- model wiring
+    def contribute_to_class(
+        self, cls: type[models.Model], name: str, private_only: bool = False
+    ) -> None:
+        super().contribute_to_class(cls, name, private_only=private_only)
+        if cls._meta.abstract:
+            return
+        inventory.register(self, "order")
+        install_insert_retry(cls, self)
+
+    # ------------------------------------------------------ migrations
+    def deconstruct(self) -> tuple[str, str, Sequence[Any], dict[str, Any]]:
+        name, path, args, kwargs = super().deconstruct()
+        path = "django_snowid.fields.OrderNumberField"
+        drop_generated_defaults(kwargs)
+        if self.shard_from is not None:
+            kwargs["shard_from"] = self.shard_from
+        if self._stream is not None:
+            kwargs["stream"] = self._stream
+        kwargs.update({k: v for k, v in self.format_options.items() if v is not None})
+        return name, path, args, kwargs
+
+    # ---------------------------------------------------------- checks
+    def check(self, **kwargs: Any) -> list[checks.CheckMessage]:
+        return [
+            *super().check(**kwargs),
+            *check_shard_from(self, self.shard_from),
+            *self._check_format(),
+        ]
+
+    def _error(self, msg: str, id_: str) -> checks.Error:
+        hint = f"See the README section 'System checks', {id_}."
+        return checks.Error(msg, hint=hint, obj=self, id=id_)
+
+    def _check_format(self) -> list[checks.CheckMessage]:
+        try:
+            fmt = self.format
+        except (LayoutError, TypeError) as exc:
+            return [self._error(f"Invalid order-number format: {exc}", "django_snowid.E202")]
+        errors: list[checks.CheckMessage] = []
+        if zone_has_dst(fmt.zone) and not conf.ORDER_ALLOW_DST:
+            errors.append(
+                self._error(
+                    f"The order-number zone {fmt.zone!r} has daylight saving: its wall clock "
+                    "repeats an hour at fall-back, so stems would go backwards. Use a zone "
+                    "without DST (UTC), or set SNOWID_ORDER_ALLOW_DST = True to accept that "
+                    "numbers continue from the last one through the repeated hour.",
+                    "django_snowid.E203",
+                )
+            )
+        for other in self._stream_partners():
+            if other.format != fmt:
+                errors.append(
+                    self._error(
+                        f"Stream {self.stream!r} is shared with {other.model._meta.label}."
+                        f"{other.name}, which uses another format: one stream, one format.",
+                        "django_snowid.E204",
+                    )
+                )
+        return errors
+
+    def _stream_partners(self) -> list[Any]:
+        """The other order-number fields of this stream."""
+        return [f for f in fields_of_stream(self.stream) if f is not self]
+
+
+# Fields whose format or issuer was built from the settings.
+_built: weakref.WeakSet[OrderNumberField] = weakref.WeakSet()
+
+
+@on_settings_changed
+def _forget_formats_and_issuers() -> None:
+    for field in list(_built):
+        field._format = field._issuer = None
+    _built.clear()

@@ -1,0 +1,82 @@
+"""Recovering a stream: its store resumes past the largest number in the database.
+
+The caller gives the fields of the stream (the issuer, or ``snowid_recover``, asks
+:mod:`django_snowid.inventory` for them); this module never looks for fields itself.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import models, router
+
+from ..core.orderformat import OrderNumberFormat
+from ..inventory import column_max
+from .stores import Position, RecoverArgs, get_store
+
+__all__ = ["database_position", "databases_for", "recover_stream"]
+
+
+def databases_for(model: type[models.Model]) -> list[str]:
+    """Every database that can hold rows of ``model``: the primary, or every shard.
+
+    A router that spreads a model over several databases says which with a method
+    ``order_number_databases(model)`` returning their aliases (or ``None`` to pass);
+    otherwise the model lives on ``router.db_for_write(model)``, the primary (replicas
+    lag, so they are never read to decide what is safe to issue).
+    """
+    for each in router.routers:
+        method = getattr(each, "order_number_databases", None)
+        if method is not None:
+            found = method(model)
+            if found is not None:
+                return list(dict.fromkeys(found))
+    return [router.db_for_write(model)]
+
+
+def database_position(
+    fields: Sequence[Any], fmt: OrderNumberFormat, *, using: str | None = None
+) -> tuple[Position | None, list[tuple[Any, int | None]]]:
+    """The position of the largest number of ``fields`` (one stream's) in the database,
+    and the largest number of each field.
+
+    ``max()`` over the UNIQUE column is one index lookup per field and database: every
+    database that can hold the field's rows (:func:`databases_for`), or ``using`` alone.
+    """
+    best: Position | None = None
+    maxima: list[tuple[Any, int | None]] = []
+    for field in fields:
+        found = [
+            column_max(field, using=db) for db in ([using] if using else databases_for(field.model))
+        ]
+        largest = max((n for n in found if n is not None), default=None)
+        maxima.append((field, largest))
+        if largest is not None:
+            position = fmt.position(largest)
+            best = position if best is None or position > best else best
+    return best, maxima
+
+
+def recover_stream(
+    stream: str,
+    fmt: OrderNumberFormat,
+    fields: Sequence[Any],
+    *,
+    using: str | None = None,
+    force: bool = False,
+    first_sequence: int = 1,
+) -> tuple[Position | None, Position]:
+    """Recover the store's state of ``stream`` from its ``fields`` in the database
+    (``core.sequence.resume``).
+
+    A store that holds nothing or less than the database (or any store, ``force``)
+    resumes at the second after both the database's largest number and the store's
+    clock, past every number that may still be in flight. Returns (before, after).
+    """
+    position, _ = database_position(fields, fmt, using=using)
+    args = RecoverArgs(
+        offset=fmt.utc_offset_at(time.time()), first_sequence=first_sequence, force=force
+    )
+    return get_store().recover(stream, position, args)

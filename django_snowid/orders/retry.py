@@ -1,0 +1,176 @@
+"""The INSERT of a row with order numbers, retried when the database refuses it.
+
+The database is the last line of defence for order numbers: if an INSERT fails on the
+UNIQUE constraint of an order-number column (a store that lost acknowledged writes, say
+after a Redis failover), the stream recovers, new numbers are drawn and the INSERT runs
+again inside a savepoint, ``SNOWID_ORDER_INSERT_RETRIES`` times at most. A deadlock or a
+serialization failure in a transaction of its own is tried again too.
+
+Why ``Model._do_insert``, a private method (stable since Django 1.x, absent from the type
+stubs): the retry must wrap the INSERT of the row and nothing else. Django offers no
+public hook there.
+
+- ``Field.pre_save()`` and the ``pre_save`` signal run before the INSERT and never see
+  its failure.
+- Wrapping ``Model.save()`` (or ``save_base()``) would run the model's own ``save()``
+  override, its ``pre_save`` receivers and, for multi-table inheritance, the parents'
+  INSERTs again on each try: side effects the caller did not ask for twice.
+- ``connection.execute_wrapper()`` sees the SQL and its parameters but not the instance
+  whose attribute holds the number, and must be entered around each query by the caller.
+- A manager or QuerySet of ours would reach ``save()`` only through ``create()``, and
+  its ``_insert()`` is private too.
+
+So each concrete model with an order-number field gets its ``_do_insert`` wrapped once,
+when the field is added to it; tables without order numbers (a multi-table parent or
+child) go straight to Django's. Outside a transaction a failed INSERT leaves nothing
+behind, so no savepoint (and no extra round trip) is needed there. The wrapper costs one
+attribute comparison a save: ``bench_orders.py`` measured no difference without it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from django.db import IntegrityError, OperationalError, connections, models, transaction
+
+from ..conf import conf
+from ..exceptions import OrderTransactionConflict
+from .issuer import StreamIssuer
+from .stores.database import is_contention
+
+__all__ = [
+    "OrderField",
+    "conflicting_fields",
+    "install_insert_retry",
+    "order_fields",
+    "retry_or_raise",
+]
+
+_OWN = "_snowid_retried_order_fields"
+
+
+class OrderField(Protocol):
+    """What the retry needs of an order-number field (it never imports the field)."""
+
+    attname: str
+    column: str
+    model: type[models.Model]
+
+    def issuer(self) -> StreamIssuer: ...
+
+    def new_number(self, instance: models.Model) -> int: ...
+
+    def new_numbers(self, instances: list[models.Model]) -> list[int]: ...
+
+
+def order_fields(model: type[models.Model]) -> list[OrderField]:
+    """The order-number fields of ``model``'s own table (of its concrete model)."""
+    fields: list[OrderField] = model._meta.concrete_model.__dict__.get(_OWN, [])
+    return fields
+
+
+def install_insert_retry(model: type[models.Model], field: OrderField) -> None:
+    """Called by an order-number field when it is added to the concrete ``model``."""
+    own: list[OrderField] | None = model.__dict__.get(_OWN)
+    if own is not None:  # a second order-number field: the wrapper is there already
+        own.append(field)
+        return
+    own = [field]
+    setattr(model, _OWN, own)
+    original: Callable[..., Any] = model._do_insert  # type: ignore[attr-defined]
+
+    def _do_insert(self: models.Model, manager: Any, using: str, fields: Any, *args: Any) -> Any:
+        if manager.model is not model:  # another table of a multi-table model
+            return original(self, manager, using, fields, *args)
+        attempt = 0
+        while True:
+            try:
+                if not transaction.get_connection(using).in_atomic_block:
+                    return original(self, manager, using, fields, *args)
+                with transaction.atomic(using=using, savepoint=True):
+                    return original(self, manager, using, fields, *args)
+            except (IntegrityError, OperationalError) as exc:
+                if attempt >= int(conf.ORDER_INSERT_RETRIES):
+                    raise
+                for each in retry_or_raise(exc, using, own):
+                    setattr(self, each.attname, each.new_number(self))
+                attempt += 1
+
+    model._do_insert = _do_insert  # type: ignore[attr-defined]
+
+
+def conflicting_fields(
+    exc: IntegrityError, using: str, fields: Sequence[OrderField]
+) -> list[OrderField]:
+    """Which of ``fields`` the failed INSERT hit the UNIQUE constraint of.
+
+    Told by the error itself (the constraint PostgreSQL names, the key MySQL/MariaDB
+    names, the column SQLite names), never by a read of the table: under REPEATABLE
+    READ or SERIALIZABLE a read sees the transaction's snapshot, which may not hold the
+    row the INSERT ran into.
+    """
+    connection = connections[using]
+    cause = exc.__cause__ or exc
+    text = str(exc)
+    diag = getattr(cause, "diag", None)
+    named = getattr(diag, "constraint_name", None)
+    if named is None and connection.vendor == "mysql":
+        found = re.search(r"for key '([^']+)'", text)
+        named = found and found.group(1).rsplit(".", 1)[-1]
+    hit: list[OrderField] = []
+    for field in fields:
+        table = field.model._meta.db_table
+        if connection.vendor == "sqlite":
+            failed = text.partition("UNIQUE constraint failed:")[2]
+            if [c.strip() for c in failed.split(",")] == [f"{table}.{field.column}"]:
+                hit.append(field)
+        elif named and named in _unique_constraints(using, table, field.column):
+            hit.append(field)
+    return hit
+
+
+_constraint_names: dict[tuple[str, str, str], frozenset[str]] = {}
+
+
+def _unique_constraints(using: str, table: str, column: str) -> frozenset[str]:
+    """The names of the UNIQUE constraints of exactly ``column`` (read once per process)."""
+    key = (using, table, column)
+    names = _constraint_names.get(key)
+    if names is None:
+        connection = connections[using]
+        with connection.cursor() as cursor:
+            constraints = connection.introspection.get_constraints(cursor, table)
+        names = _constraint_names[key] = frozenset(
+            name for name, c in constraints.items() if c["unique"] and c["columns"] == [column]
+        )
+    return names
+
+
+def retry_or_raise(exc: Exception, using: str, fields: Sequence[OrderField]) -> list[OrderField]:
+    """The order fields to draw again after ``exc``, or raise: the retry decision of
+    ``save()`` and ``bulk_create()`` alike.
+
+    A UNIQUE conflict on an order number means the store issued it again (it lost
+    acknowledged writes): the stream recovers from the database, past everything in
+    flight, before it draws again. A deadlock or serialization failure in a transaction
+    of its own is tried again; inside the caller's it becomes ours, nothing written.
+    """
+    if isinstance(exc, IntegrityError):
+        hit = conflicting_fields(exc, using, fields)
+        if not hit:
+            raise exc
+    elif is_contention(exc):
+        if transaction.get_connection(using).in_atomic_block:
+            raise OrderTransactionConflict(
+                f"The database {using!r} reported a deadlock, a lock timeout or a "
+                f"serialization failure on an INSERT with an order number: {exc}. Nothing was "
+                "written; roll back and run the transaction again."
+            ) from exc
+        return list(fields)  # the store is fine: new numbers, no recovery
+    else:
+        raise exc
+    for field in hit:
+        field.issuer().recover(force=True)
+    return hit

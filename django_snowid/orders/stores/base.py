@@ -1,0 +1,70 @@
+"""What every order store shares: the arguments, the answers and the protocol."""
+
+from __future__ import annotations
+
+from typing import Final, NamedTuple, Protocol, get_args
+
+from ...conf import OrderBackend
+from ...core.sequence import Outcome
+
+__all__ = [
+    "BACKENDS",
+    "MISSING",
+    "Missing",
+    "OrderStore",
+    "Position",
+    "RecoverArgs",
+    "ReserveArgs",
+]
+
+BACKENDS: Final[tuple[OrderBackend, ...]] = get_args(OrderBackend)
+
+
+class Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+#: The store holds no state for the stream.
+MISSING: Final = Missing()
+
+Position = tuple[int, int]
+
+
+class ReserveArgs(NamedTuple):
+    """What a reservation needs besides the stream (see ``core.sequence.reserve``)."""
+
+    offset: int  # the zone's UTC offset in seconds: local second = Unix second + offset
+    cap: int  # the largest sequence of a second
+    wanted: int  # how many numbers (not "count": that would hide tuple.count)
+    first_sequence: int  # of a new second
+    max_lead: int  # how many seconds the state may be ahead of the clock
+
+
+class RecoverArgs(NamedTuple):
+    """What a recovery needs besides the stream (see ``core.sequence.resume``)."""
+
+    offset: int  # the zone's UTC offset in seconds
+    first_sequence: int  # of the second the stream resumes at
+    force: bool  # resume past the store's clock even if the store is ahead of the database
+
+
+class OrderStore(Protocol):
+    name: str
+
+    def reserve(self, stream: str, args: ReserveArgs) -> Outcome | Missing: ...
+
+    def recover(
+        self, stream: str, database: Position | None, args: RecoverArgs
+    ) -> tuple[Position | None, Position]:
+        """Apply ``core.sequence.resume`` atomically, on the store's own clock.
+
+        Returns (state before, state after).
+        """
+        ...
+
+    def read(self, stream: str) -> Position | None: ...
+
+    def streams(self) -> list[str]:
+        """The names of the streams the store holds a state for."""
+        ...

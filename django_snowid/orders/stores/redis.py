@@ -1,0 +1,198 @@
+"""The Redis order store: each stream's state in a hash, changed by one Lua script each.
+
+The scripts run through :class:`~django_snowid.redisscripts.RedisScript` (by SHA, loaded
+again after a Redis restart). This module is imported only when
+``SNOWID_ORDER_BACKEND = "redis"``: a project on the database store never imports ``redis``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import redis
+
+from ...core.sequence import ClockBehind, Outcome, Reserved, Resuming, SecondFull
+from ...exceptions import OrderNumberError, OrderNumberUnavailable
+from ...redisscripts import RedisScript, RedisUnavailable
+from .base import MISSING, Missing, Position, RecoverArgs, ReserveArgs
+
+__all__ = ["RECOVER", "RESERVE", "RedisOrderStore", "get_client", "reserve_outcome"]
+
+
+def get_client(alias: str) -> Any:
+    """The redis-py client of the django-redis cache ``alias``: the one way this store
+    reaches Redis."""
+    from django_redis import get_redis_connection  # django-redis imports redis-py at once
+
+    try:
+        return get_redis_connection(alias)
+    except NotImplementedError:
+        raise OrderNumberError(
+            f"The cache alias {alias!r} (SNOWID_REDIS_ALIAS) is not a django-redis cache."
+        ) from None
+
+
+# Reserve numbers of one stream; the same steps as core.sequence.reserve().
+# KEYS[1]: the stream's state, a hash {sec, seq}: local second and sequence of its last number
+# ARGV[1]: the zone's UTC offset in seconds (local second = Unix second from TIME + offset)
+# ARGV[2]: the cap (largest sequence of a second)   ARGV[3]: how many numbers
+# ARGV[4]: first sequence of a new second            ARGV[5]: max seconds ahead of the clock
+# ARGV[6], ARGV[7] (optional): the clock, Unix seconds and microseconds; default: TIME.
+# Returns {1, second, first_sequence, count}: reserved; {2, wait_ms}: the second is full;
+# {3, seconds_behind}: the clock is too far behind; {4}: no state; {5}: the state is garbage;
+# {6, wait_ms}: the stream was recovered and resumes when the clock reaches its second.
+RESERVE: Final = RedisScript("""
+local state = redis.call('HMGET', KEYS[1], 'sec', 'seq', 'hold')
+if not state[1] then return {4} end
+local second, sequence = tonumber(state[1]), tonumber(state[2])
+if not second or not sequence then return {5} end
+local t = ARGV[6] and {ARGV[6], ARGV[7]} or redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(ARGV[1])
+local now_ms = math.floor(tonumber(t[2]) / 1000)
+if state[3] then
+  local hold = tonumber(state[3])
+  if hold and now < hold and hold <= now + 1 then return {6, 1000 - now_ms} end
+  redis.call('HDEL', KEYS[1], 'hold')
+end
+local cap, count = tonumber(ARGV[2]), tonumber(ARGV[3])
+local first, lead = tonumber(ARGV[4]), tonumber(ARGV[5])
+if now > second then
+  second, sequence = now, first - 1
+elseif second - now > lead then
+  return {3, second - now}
+end
+if sequence >= cap then
+  if now < second and second < now + lead then
+    second, sequence = second + 1, first - 1
+  else
+    return {2, (second - now) * 1000 + (1000 - now_ms)}
+  end
+end
+local granted = math.min(count, cap - sequence)
+redis.call('HSET', KEYS[1], 'sec', second, 'seq', sequence + granted)
+return {1, second, sequence + 1, granted}
+""")
+
+# Recover a stream: the same steps as core.sequence.resume(), on the clock of Redis.
+# A stream that resumes at the second after the clock's is held there (field "hold")
+# until the clock reaches it: numbers are then never issued ahead of the clock, so the
+# clock of a later recovery is past every number of a state lost meanwhile.
+# KEYS[1]: the stream's state hash
+# ARGV[1]: 1 if the database holds a number of the stream, else 0
+# ARGV[2], ARGV[3]: local second and sequence of the database's largest number
+# ARGV[4]: the zone's UTC offset in seconds   ARGV[5]: first sequence   ARGV[6]: force (0/1)
+# ARGV[7] (optional): the clock, Unix seconds; default: TIME.
+# Returns {had_state (0/1), before_second, before_sequence, after_second, after_sequence}.
+RECOVER: Final = RedisScript("""
+local state = redis.call('HMGET', KEYS[1], 'sec', 'seq')
+local bs, bq = tonumber(state[1]), tonumber(state[2])
+local had = bs ~= nil and bq ~= nil
+local has_db, ds, dq = ARGV[1] == '1', tonumber(ARGV[2]), tonumber(ARGV[3])
+if had and ARGV[6] ~= '1' and (not has_db or bs > ds or (bs == ds and bq >= dq)) then
+  return {1, bs, bq, bs, bq}
+end
+local now = tonumber(ARGV[7] or redis.call('TIME')[1]) + tonumber(ARGV[4])
+local ts, tq = now + 1, tonumber(ARGV[5]) - 1
+if has_db and ds >= now then ts = ds + 1 end
+if had and (bs > ts or (bs == ts and bq >= tq)) then
+  return {1, bs, bq, bs, bq}
+end
+if ts == now + 1 then
+  redis.call('HSET', KEYS[1], 'sec', ts, 'seq', tq, 'hold', ts)
+else
+  redis.call('HSET', KEYS[1], 'sec', ts, 'seq', tq)
+  redis.call('HDEL', KEYS[1], 'hold')
+end
+if had then return {1, bs, bq, ts, tq} end
+return {0, 0, 0, ts, tq}
+""")
+
+
+def reserve_outcome(reply: list[int]) -> Outcome | Missing | None:
+    """What a reply of :data:`RESERVE` means; ``None``: the state is garbage."""
+    status = reply[0]
+    if status == 1:
+        return Reserved(reply[1], reply[2], reply[3])
+    if status == 2:
+        return SecondFull(reply[1])
+    if status == 3:
+        return ClockBehind(reply[1])
+    if status == 4:
+        return MISSING
+    if status == 6:
+        return Resuming(reply[1])
+    return None
+
+
+class RedisOrderStore:
+    """The state of every stream in Redis, through a django-redis cache alias."""
+
+    name = "redis"
+
+    def __init__(self, alias: str, prefix: str) -> None:
+        self.alias = alias
+        self.prefix = prefix
+        self._client: Any = None
+        self._keys: dict[str, str] = {}
+
+    def client(self) -> Any:
+        client = self._client
+        if client is None:
+            client = self._client = get_client(self.alias)
+        return client
+
+    def key(self, stream: str) -> str:
+        key = self._keys.get(stream)
+        if key is None:
+            # The whole key is its hash tag: Redis Cluster keeps a stream on one slot.
+            key = self._keys[stream] = f"{{{self.prefix}:order:{stream}}}"
+        return key
+
+    def _run(self, script: RedisScript, key: str, args: tuple[Any, ...]) -> Any:
+        try:
+            return script(self._client or self.client(), (key,), args)
+        except RedisUnavailable as exc:
+            raise OrderNumberUnavailable(
+                f"Redis (cache alias {self.alias!r}) is unreachable: {str(exc).rstrip('.')}. "
+                "No order number was issued."
+            ) from exc
+        except redis.exceptions.ResponseError as exc:
+            raise OrderNumberError(f"Redis refused the order-number key {key!r}: {exc}") from exc
+
+    def reserve(self, stream: str, args: ReserveArgs) -> Outcome | Missing:
+        key = self.key(stream)
+        outcome = reserve_outcome(self._run(RESERVE, key, args))
+        if outcome is not None:
+            return outcome
+        raise OrderNumberError(
+            f"The Redis key {key!r} does not hold an order-number state "
+            "(fields sec and seq as integers). Delete it and run manage.py snowid_recover."
+        )
+
+    def recover(
+        self, stream: str, database: Position | None, args: RecoverArgs
+    ) -> tuple[Position | None, Position]:
+        second, sequence = database or (0, 0)
+        argv = (int(database is not None), second, sequence, *args[:2], int(args.force))
+        return self._before_after(self._run(RECOVER, self.key(stream), argv))
+
+    @staticmethod
+    def _before_after(reply: Any) -> tuple[Position | None, Position]:
+        had, bs, bq, as_, aq = (int(v) for v in reply)
+        return ((bs, bq) if had else None), (as_, aq)
+
+    def read(self, stream: str) -> Position | None:
+        try:
+            second, sequence = self.client().hmget(self.key(stream), ["sec", "seq"])
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+            raise OrderNumberUnavailable(
+                f"Redis (cache alias {self.alias!r}) is unreachable: {str(exc).rstrip('.')}."
+            ) from exc
+        if second is None or sequence is None:
+            return None
+        return int(second), int(sequence)
+
+    def streams(self) -> list[str]:
+        start = f"{{{self.prefix}:order:"
+        keys = self.client().scan_iter(match=f"{start}*")
+        return [k.decode()[len(start) : -1] for k in keys]

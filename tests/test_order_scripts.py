@@ -1,0 +1,162 @@
+"""The Lua scripts of the Redis order store and the pure core agree, state by state.
+
+Each script takes the clock as optional arguments, so the same states and times go
+through the script on the shared Redis (keys of the test's own prefix) and through
+``core.sequence.reserve``/``resume``; the outcome and the state left behind must match.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+import redis
+from django.conf import settings
+from hypothesis import HealthCheck, example, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+
+from django_snowid.core.sequence import reserve, resume
+from django_snowid.orders.stores.redis import RECOVER, RESERVE, reserve_outcome
+
+pytestmark = pytest.mark.redis
+
+NOW = 1_767_225_600  # 2026-01-01 00:00:00 UTC
+# Whole quarter hours from UTC-12 to UTC+14: every offset a zone has.
+offsets = st.integers(-48, 56).map(lambda quarters: quarters * 900)
+property_settings = hypothesis_settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+
+
+@pytest.fixture
+def client() -> Any:
+    return redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=3)
+
+
+def _key() -> str:
+    return f"{{{settings.SNOWID_REDIS_KEY_PREFIX}:order:property}}"
+
+
+def _set_state(client: Any, state: tuple[int, int] | None) -> str:
+    key = _key()
+    client.delete(key)
+    if state is not None:
+        client.hset(key, mapping={"sec": state[0], "seq": state[1]})
+    return key
+
+
+def _state(client: Any, key: str) -> tuple[int, int] | None:
+    second, sequence = client.hmget(key, ["sec", "seq"])
+    return None if second is None else (int(second), int(sequence))
+
+
+@st.composite
+def reservations(draw: Any) -> dict[str, Any]:
+    cap = draw(st.integers(1, 40))
+    offset = draw(offsets)
+    unix = NOW + draw(st.integers(0, 10_000))
+    local = unix + offset
+    max_lead = draw(st.integers(1, 8))
+    return {
+        "unix": unix,
+        "micros": draw(st.integers(0, 999_999)),
+        "offset": offset,
+        # The state from well behind the clock to beyond the lead ahead of it.
+        "last": (local + draw(st.integers(-3, max_lead + 3)), draw(st.integers(0, cap))),
+        "cap": cap,
+        "count": draw(st.integers(1, cap + 5)),
+        # 1, or a random start: 1 + an offset below the cap (SNOWID_ORDER_RANDOM_START).
+        "first_sequence": 1 + draw(st.integers(0, cap - 1)),
+        "max_lead": max_lead,
+    }
+
+
+def _case(last_delta: int, sequence: int, **kw: Any) -> dict[str, Any]:
+    """A hand-picked case: the state ``last_delta`` seconds ahead of the clock."""
+    base = {
+        "unix": NOW,
+        "micros": 250_000,
+        "offset": 0,
+        "cap": 10,
+        "count": 1,
+        "first_sequence": 1,
+        "max_lead": 5,
+    } | kw
+    return base | {"last": (base["unix"] + base["offset"] + last_delta, sequence)}
+
+
+@property_settings
+@given(case=reservations())
+@example(case=_case(1, 10))  # clock a full second behind, that second full: the next one
+@example(case=_case(3, 10, offset=-5 * 3600))  # the same, three seconds, UTC-5
+@example(case=_case(0, 10, offset=19_800))  # the current second full (UTC+5:30): wait
+@example(case=_case(5, 10))  # full at the bound: nothing, wait for the clock
+@example(case=_case(9, 2))  # beyond the bound: the clock is behind
+@example(case=_case(-2, 7, first_sequence=4))  # a new second, random start
+def test_reserve_script_agrees_with_core(client, case):
+    key = _set_state(client, case["last"])
+    reply = RESERVE(
+        client,
+        (key,),
+        (
+            case["offset"],
+            case["cap"],
+            case["count"],
+            case["first_sequence"],
+            case["max_lead"],
+            case["unix"],
+            case["micros"],
+        ),
+    )
+    state, outcome = reserve(
+        case["last"],
+        case["unix"] + case["offset"],
+        case["micros"] // 1000,
+        cap=case["cap"],
+        count=case["count"],
+        first_sequence=case["first_sequence"],
+        max_lead=case["max_lead"],
+    )
+    assert (reserve_outcome(reply), _state(client, key)) == (outcome, state)
+
+
+@property_settings
+@given(
+    unix=st.integers(NOW, NOW + 10_000),
+    offset=offsets,
+    store=st.none() | st.tuples(st.integers(-3, 3), st.integers(0, 20)),
+    database=st.none() | st.tuples(st.integers(-3, 3), st.integers(0, 20)),
+    first_sequence=st.integers(1, 10),
+    force=st.booleans(),
+)
+def test_recover_script_agrees_with_core(
+    client, unix, offset, store, database, first_sequence, force
+):
+    local = unix + offset
+    # Positions as seconds around the clock's.
+    store = None if store is None else (local + store[0], store[1])
+    database = None if database is None else (local + database[0], database[1])
+    key = _set_state(client, store)
+    ds, dq = database or (0, 0)
+    RECOVER(
+        client,
+        (key,),
+        (int(database is not None), ds, dq, offset, first_sequence, int(force), unix),
+    )
+    expected = resume(store, database, local, first_sequence=first_sequence, force=force)
+    assert _state(client, key) == expected
+
+
+def test_without_a_clock_argument_the_script_reads_the_redis_clock(client):
+    """The clock arguments are optional: left out, the script reads TIME."""
+    key = _set_state(client, (0, 0))
+    before = int(time.time())
+    reply = RESERVE(client, (key,), (0, 10, 1, 1, 5))
+    after = int(time.time())
+    assert reply[0] == 1
+    # Redis shares this host's clock: its second lies within the call (a second of slack).
+    assert before - 1 <= reply[1] <= after + 1
