@@ -18,10 +18,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from django.core.signals import setting_changed
-from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
+from .conf import on_settings_changed
 from .exceptions import SnowidError
 
 __all__ = ["RedisClientError", "factory", "get_client"]
@@ -40,10 +39,7 @@ _lock = threading.Lock()
 _clients: dict[tuple[int, str | None, str], Any] = {}
 
 
-@receiver(setting_changed)
-def _forget_on_setting_changed(*, setting: str, **kwargs: object) -> None:
-    if setting.startswith("SNOWID_") or setting == "CACHES":
-        _clients.clear()
+on_settings_changed(_clients.clear)
 
 
 def factory() -> Callable[[], Any] | None:

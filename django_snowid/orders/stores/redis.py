@@ -11,6 +11,7 @@ from typing import Any, Final
 
 import redis
 
+from ... import redisclient
 from ...core.sequence import ClockBehind, Outcome, Reserved, Resuming, SecondFull
 from ...exceptions import OrderNumberError, OrderNumberUnavailable
 from ...redisscripts import RedisScript, RedisUnavailable
@@ -19,17 +20,12 @@ from .base import MISSING, Missing, Position, RecoverArgs, ReserveArgs
 __all__ = ["RECOVER", "RESERVE", "RedisOrderStore", "get_client", "reserve_outcome"]
 
 
-def get_client(alias: str) -> Any:
-    """The redis-py client of the django-redis cache ``alias``: the one way this store
-    reaches Redis."""
-    from django_redis import get_redis_connection  # django-redis imports redis-py at once
-
+def get_client() -> Any:
+    """Our Redis client (:func:`django_snowid.redisclient.get_client`), its errors ours."""
     try:
-        return get_redis_connection(alias)
-    except NotImplementedError:
-        raise OrderNumberError(
-            f"The cache alias {alias!r} (SNOWID_REDIS_ALIAS) is not a django-redis cache."
-        ) from None
+        return redisclient.get_client()
+    except redisclient.RedisClientError as exc:
+        raise OrderNumberError(str(exc)) from None
 
 
 # Reserve numbers of one stream; the same steps as core.sequence.reserve().
@@ -138,7 +134,7 @@ class RedisOrderStore:
     def client(self) -> Any:
         client = self._client
         if client is None:
-            client = self._client = get_client(self.alias)
+            client = self._client = get_client()
         return client
 
     def key(self, stream: str) -> str:

@@ -10,6 +10,7 @@ import os
 import socket
 from typing import Any, Final
 
+from ... import redisclient
 from ...exceptions import WorkerIdUnavailable
 from ...redisscripts import RedisScript, RedisUnavailable
 from .base import Acquired, LeaseInfo, StoreSettling, exhausted
@@ -99,15 +100,11 @@ class RedisLeaseStore:
         return f"{{{self.prefix}:workers:{pool}}}"
 
     def _client(self) -> Any:
-        """The redis-py client of the cache alias: the one place a client is made."""
-        from django_redis import get_redis_connection  # the Redis stores only: lazy
-
+        """Our Redis client (:func:`django_snowid.redisclient.get_client`), its errors ours."""
         try:
-            return get_redis_connection(self.alias)
-        except NotImplementedError:
-            raise WorkerIdUnavailable(
-                f"The cache alias {self.alias!r} (SNOWID_REDIS_ALIAS) is not a django-redis cache."
-            ) from None
+            return redisclient.get_client()
+        except redisclient.RedisClientError as exc:
+            raise WorkerIdUnavailable(str(exc)) from None
 
     def _run(self, script: RedisScript, pool: str, args: list[Any]) -> Any:
         import redis  # the Redis stores only: lazy
