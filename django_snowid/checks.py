@@ -110,7 +110,7 @@ def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
                 "django_snowid.E205",
             )
         ]
-    order_fields = inventory.fields("order")
+    order_fields = inventory.order_fields()
     if not order_fields:
         return []
     messages: list[CheckMessage] = []

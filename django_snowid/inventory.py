@@ -8,12 +8,13 @@ nothing below the fields depends on them.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Protocol, cast
 
 from django.apps import apps
 from django.db import models
 from django.db.models import Max
 
+from .core.orderformat import OrderNumberFormat
 from .exceptions import SnowidError
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "fields",
     "get_field",
     "kind_of",
+    "order_fields",
     "register",
 ]
 
@@ -80,6 +82,23 @@ def fields(kinds: Kind | tuple[Kind, ...] | None = None, *labels: str) -> list[m
             continue
         found.append(field)
     return sorted(found, key=field_label)
+
+
+class OrderField(Protocol):
+    """What services read of an order-number field (without importing its class)."""
+
+    model: type[models.Model]
+    name: str
+    attname: str
+    stream: str
+
+    @property
+    def format(self) -> OrderNumberFormat: ...
+
+
+def order_fields(*labels: str) -> list[OrderField]:
+    """The order-number fields of installed models (see :func:`fields`)."""
+    return cast("list[OrderField]", fields("order", *labels))
 
 
 def check_labels(labels: list[str]) -> None:

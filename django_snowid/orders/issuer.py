@@ -26,7 +26,7 @@ MAX_RECOVERIES = 5
 
 def fields_of_stream(stream: str) -> list[Any]:
     """The order-number fields of the installed models that share ``stream``."""
-    return [field for field in inventory.fields("order") if field.stream == stream]
+    return [field for field in inventory.order_fields() if field.stream == stream]
 
 
 class StreamIssuer:

@@ -72,7 +72,7 @@ class Command(BaseCommand):
             raise CommandError(
                 f"--database {database!r} is not in DATABASES ({', '.join(connections)})."
             )
-        order_fields = inventory.fields("order", *labels)
+        order_fields = inventory.order_fields(*labels)
         store = get_store()
         rows: list[dict[str, Any]] = []
         done: set[str] = set()
