@@ -102,6 +102,8 @@ def _node_in_child(queue) -> None:
 
 @pytest.mark.slow
 def test_a_request_that_rolls_back_after_its_first_id_keeps_its_lease(settings):
+    if connection.vendor == "sqlite":
+        pytest.skip("SQLite keeps its leases beside its file: see the next test")
     settings.SNOWID_WORKER_ID_SOURCE = "database"
     settings.SNOWID_WORKER_LEASE_TTL_S = 1.5
     ids.reset()
@@ -125,6 +127,51 @@ def test_a_request_that_rolls_back_after_its_first_id_keeps_its_lease(settings):
     child.join(30)
     assert django_snowid.decode(django_snowid.next_id()).node == node
     ids.reset()
+
+
+def _first_id_inside_a_write_transaction(queue, barrier) -> None:
+    try:
+        with transaction.atomic():
+            # This connection now holds SQLite's write lock, as a request's atomic()
+            # does once it has written anything; then it needs its first id.
+            WorkerLease.objects.create(
+                pool="unrelated",
+                worker=os.getpid(),
+                owner="t",
+                token=str(os.getpid()),
+                acquired_ms=0,
+                expires_ms=0,
+                tick_bound=-1,
+            )
+            queue.put(django_snowid.decode(django_snowid.next_id()).node)
+            raise Rollback
+    except Rollback:
+        barrier.wait(120)  # both processes live while the other takes its worker id
+    except Exception as exc:
+        queue.put(repr(exc))
+
+
+@pytest.mark.slow
+def test_sqlite_first_ids_inside_write_transactions_lease_distinct_worker_ids(default_source):
+    # SQLite takes one writer at a time: a lease written on a connection of its own would
+    # wait for the lock this process's own transaction holds. Its leases live beside the
+    # database file instead, shared by every process that opens that file.
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite's single writer")
+    connections.close_all()
+    context = multiprocessing.get_context("fork")
+    queue, barrier = context.Queue(), context.Barrier(2)
+    children = [
+        context.Process(target=_first_id_inside_a_write_transaction, args=(queue, barrier))
+        for _ in range(2)
+    ]
+    for child in children:
+        child.start()
+    nodes = [queue.get(timeout=120) for _ in children]
+    for child in children:
+        child.join(30)
+    assert all(isinstance(n, int) for n in nodes), nodes
+    assert len(set(nodes)) == 2, "two live processes got the same worker id"
 
 
 # ----------------------------------------------------------- users' test suites

@@ -29,7 +29,7 @@ def test_staff_see_sequences_streams_and_leases(client, settings):
     from django_snowid.ids import get_generator
     from django_snowid.workerid.lease import release_all
 
-    get_generator(None)  # leases a worker id
+    node = get_generator(None).node  # leases a worker id
     try:
         response = _status_page(client)
     finally:
@@ -40,7 +40,8 @@ def test_staff_see_sequences_streams_and_leases(client, settings):
         ShopOrder._meta.get_field("number").stream
     ]
     assert response.context["streams"][0]["sequence"] >= 1 and order.number
-    assert len(response.context["leases"]) == 1
+    # (on SQLite the leases of earlier tests in this process may still be held beside it)
+    assert node in {lease["worker"] for lease in response.context["leases"]}
     assert not (
         response.context["sequences_error"]
         or response.context["streams_error"]

@@ -23,6 +23,7 @@ from ..adminpages import ReadOnlyPageAdmin
 from ..conf import conf
 from ..orders.stores import get_store as get_order_store
 from ..workerid.stores import get_lease_store
+from ..workerid.stores.base import WHILE_ALIVE, expires_in_s
 from .models import SequenceStatus
 from .status import sequence_rows
 
@@ -45,9 +46,9 @@ def _leases() -> list[dict[str, Any]]:
         return []
     now_ms = time.time_ns() // 1_000_000
     return [
-        {**asdict(lease), "expires_in_s": round((lease.expires_ms - now_ms) / 1000, 1)}
+        {**asdict(lease), "expires_in_s": expires_in_s(lease, now_ms)}
         for lease in get_lease_store(conf.WORKER_ID_SOURCE).leases()
-        if lease.expires_ms > now_ms
+        if lease.expires_ms > now_ms or lease.expires_ms == WHILE_ALIVE
     ]
 
 

@@ -63,10 +63,10 @@ DEFAULT_AUTO_FIELD = "django_snowid.fields.SnowflakeAutoField"
 SNOWID_EPOCH = "2020-01-01T00:00:00Z"
 SNOWID_LAYOUT = "datacenter"  # 41 bits of ms | datacenter 5 | machine 5 | sequence 12
 SNOWID_LAYOUTS = {"public": "js53"}  # ids safe to hand to JavaScript
-# Each process leases its machine id (lock files on this host, the default source);
-# the datacenter is fixed per deployment. Several hosts: SNOWID_WORKER_ID_SOURCE = "redis".
+# Each process leases its machine id from the database (the default source: every host
+# sharing the database gets distinct ones); the datacenter is fixed per deployment.
 SNOWID_WORKER_ID = {"datacenter": 1}
-SNOWID_WORKER_ID_SOURCE = "slot"
+SNOWID_WORKER_ID_SOURCE = "database"
 SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS = 5
 
 # Order numbers. The embedded default keeps the sequence in this SQLite database; set

@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from ...conf import conf
 from ...exceptions import SnowidError
 from ...workerid.stores import get_lease_store
+from ...workerid.stores.base import WHILE_ALIVE, expires_in_s
 from ._store_errors import store_errors
 
 HEADER = ["pool", "worker_id", "owner", "age_s", "last_tick", "expires_in_s"]
@@ -100,12 +101,12 @@ class Command(BaseCommand):
                 "pool": lease.pool,
                 "worker_id": lease.worker,
                 "owner": lease.owner,
-                "age_s": round((now_ms - lease.acquired_ms) / 1000, 1),
+                "age_s": round((now_ms - lease.acquired_ms) / 1000, 1) if lease.acquired_ms else "",
                 "last_tick": lease.tick_bound,
-                "expires_in_s": round((lease.expires_ms - now_ms) / 1000, 1),
+                "expires_in_s": expires_in_s(lease, now_ms),
             }
             for lease in leases
-            if all or lease.expires_ms > now_ms
+            if all or lease.expires_ms > now_ms or lease.expires_ms == WHILE_ALIVE
         ]
 
     def _slots(self, all: bool) -> list[dict[str, Any]]:

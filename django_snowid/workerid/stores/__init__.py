@@ -37,7 +37,7 @@ def _new_store(source: str) -> LeaseStore:
 def _after_fork_in_child() -> None:
     # The child's copies of the parent's lock files are closed (the parent keeps its slots).
     for store in _stores.values():
-        if isinstance(store, SlotStore):
+        if isinstance(store, (SlotStore, DatabaseLeaseStore)):
             store.forget_after_fork()
 
 

@@ -33,6 +33,10 @@ class Acquired:
     bound_is_ms: bool = False  # the bound is a Unix time in ms (slots), not a raw tick
 
 
+#: ``LeaseInfo.expires_ms`` of a lock file: held while its process lives, never expiring.
+WHILE_ALIVE = -1
+
+
 @dataclass(frozen=True)
 class LeaseInfo:
     pool: str
@@ -63,3 +67,10 @@ def exhausted(pool: str, size: int, live: int) -> WorkerPoolExhausted:
         f"({live} live leases). Stop some processes, wait for dead ones' leases to expire, "
         "or use a layout with more node bits (SNOWID_WORKER_POOL_SIZE limits the pool)."
     )
+
+
+def expires_in_s(lease: LeaseInfo, now_ms: int) -> float | str:
+    """Seconds until ``lease`` expires, or what holds it for a lock file."""
+    if lease.expires_ms == WHILE_ALIVE:
+        return "while its process lives"
+    return round((lease.expires_ms - now_ms) / 1000, 1)

@@ -1,5 +1,12 @@
-"""Worker-id leases in the database (the default store), and in this process's memory
-for an in-memory SQLite database; both answer as every store does (``base``)."""
+"""Worker-id leases in the database (the default store); for SQLite, beside it.
+
+SQLite is shared by the processes of one host only, and takes one writer at a time: a
+lease written on a connection of its own would wait for the write lock that the caller's
+own transaction holds (the first id of a process is often made inside ``atomic()``). So
+on SQLite the database source keeps its leases where that file's processes can all see
+them without its lock: lock files beside the database file (``<NAME>-snowid-leases/``,
+the slot store), and in this process's memory for an in-memory database (the test
+runners'). Every store answers as ``base`` says."""
 
 from __future__ import annotations
 
@@ -16,7 +23,8 @@ from django.db.models import Value
 from django.db.models.functions import Greatest
 
 from ...exceptions import WorkerIdUnavailable
-from .base import Acquired, LeaseInfo, exhausted
+from .base import Acquired, LeaseInfo, LeaseStore, exhausted
+from .slot import SlotStore
 
 __all__ = ["DatabaseLeaseStore", "ProcessLeaseStore", "on_own_connection"]
 
@@ -142,6 +150,7 @@ class DatabaseLeaseStore:
         self._taken_in: dict[str, str] = {}
         self._in_memory = ProcessLeaseStore()
         self._provisional: set[str] = set()  # tokens held before the table existed
+        self._beside: dict[str, SlotStore] = {}  # SQLite files: their lock-file directory
 
     def _model(self) -> Any:
         # Looked up, not imported: the stores load with the fields, before the models.
@@ -153,16 +162,30 @@ class DatabaseLeaseStore:
     def _database_name(self, db: str) -> str:
         return str(connections[db].settings_dict["NAME"])
 
-    def _local(self, db: str) -> bool:
+    def _local(self, db: str) -> LeaseStore | None:
+        """The store of an SQLite database (see the module docstring); None elsewhere."""
         connection = connections[db]
-        return connection.vendor == "sqlite" and bool(connection.is_in_memory_db())  # type: ignore[attr-defined]
+        if connection.vendor != "sqlite":
+            return None
+        if connection.is_in_memory_db():  # type: ignore[attr-defined]
+            return self._in_memory
+        directory = f"{self._database_name(db)}-snowid-leases"
+        store = self._beside.get(directory)
+        if store is None:
+            store = self._beside.setdefault(directory, SlotStore(directory))
+        return store
+
+    def forget_after_fork(self) -> None:
+        for store in self._beside.values():
+            store.forget_after_fork()
 
     def acquire(
         self, pool: str, size: int, owner: str, token: str, ttl_ms: int, *, first: int = 0
     ) -> Acquired:
         db = self._db()
-        if self._local(db):
-            return self._in_memory.acquire(pool, size, owner, token, ttl_ms, first=first)
+        local = self._local(db)
+        if local is not None:
+            return local.acquire(pool, size, owner, token, ttl_ms, first=first)
         try:
             acquired = on_own_connection(
                 lambda: self._acquire(db, pool, size, owner, token, ttl_ms, first)
@@ -225,8 +248,9 @@ class DatabaseLeaseStore:
 
     def renew(self, pool: str, worker: int, token: str, ttl_ms: int, tick_bound: int) -> bool:
         db = self._db()
-        if self._local(db):
-            return self._in_memory.renew(pool, worker, token, ttl_ms, tick_bound)
+        local = self._local(db)
+        if local is not None:
+            return local.renew(pool, worker, token, ttl_ms, tick_bound)
         if self._taken_in.get(token) != self._database_name(db):
             return False  # taken in another database (a test database since dropped)
         owner = f"{socket.gethostname()}:{os.getpid()}"
@@ -289,8 +313,9 @@ class DatabaseLeaseStore:
 
     def leases(self, pool: str | None = None) -> list[LeaseInfo]:
         db = self._db()
-        if self._local(db):
-            return self._in_memory.leases(pool)
+        local = self._local(db)
+        if local is not None:
+            return local.leases(pool)
         rows = self._model().objects.using(db).filter(expires_ms__gt=0)
         if pool:
             rows = rows.filter(pool=pool)

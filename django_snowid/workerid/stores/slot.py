@@ -7,7 +7,7 @@ import os
 import threading
 
 from ...exceptions import WorkerIdUnavailable
-from .base import Acquired, LeaseInfo, exhausted
+from .base import WHILE_ALIVE, Acquired, LeaseInfo, exhausted
 
 __all__ = ["SlotStore"]
 
@@ -80,4 +80,36 @@ class SlotStore:
         self._lock = threading.Lock()
 
     def leases(self, pool: str | None = None) -> list[LeaseInfo]:
-        return []
+        """The held slots: this process's, and those another process locks (probed)."""
+        if not os.path.isdir(self.directory):
+            return []
+        held: list[LeaseInfo] = []
+        ours = {self._path(p, w): (p, w) for p, w in self._files}
+        for name in sorted(os.listdir(self.directory)):
+            stem, dot, worker = name.removesuffix(".lock").rpartition(".")
+            if not (dot and name.endswith(".lock") and worker.isdigit()):
+                continue
+            path = os.path.join(self.directory, name)
+            if pool is not None and path != self._path(pool, int(worker)):
+                continue
+            owner = "this process" if path in ours else "another process of this host"
+            if path not in ours and not _locked(path):
+                continue
+            held.append(LeaseInfo(stem, int(worker), owner, 0, WHILE_ALIVE, -1))
+        return held
+
+
+def _locked(path: str) -> bool:
+    """Whether another open file holds ``path``'s lock (we try to take it, and let go)."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
