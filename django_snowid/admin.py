@@ -18,7 +18,7 @@ from django.contrib.admin.utils import quote
 from django.db import models
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
-from django.urls import NoReverseMatch, path, reverse
+from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 
 from . import inventory
@@ -39,16 +39,9 @@ CARD_LIMIT = 10
 class IdDecoderAdmin(ReadOnlyPageAdmin):
     """The decode page. Any active staff member may use it; it writes nothing."""
 
-    def get_urls(self) -> list[Any]:
-        view = self.admin_site.admin_view(self.decode_view)
-        opts = self.model._meta
-        # The changelist name is what the admin index links to.
-        return [
-            path("", view, name="snowid_decode"),
-            path("", view, name=f"{opts.app_label}_{opts.model_name}_changelist"),
-        ]
+    url_name = "snowid_decode"
 
-    def decode_view(self, request: HttpRequest) -> HttpResponse:
+    def page_view(self, request: HttpRequest) -> HttpResponse:
         data = request.POST if request.method == "POST" else request.GET
         form = DecodeForm(data if "ids" in data else None)
         rows: list[DecodedRow] = []

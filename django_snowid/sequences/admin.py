@@ -17,7 +17,6 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
-from django.urls import path
 
 from ..adminpages import ReadOnlyPageAdmin
 from ..conf import conf
@@ -62,15 +61,9 @@ def _read(part: Callable[[], list[dict[str, Any]]]) -> tuple[list[dict[str, Any]
 class StatusAdmin(ReadOnlyPageAdmin):
     """The status page; any active staff member may see it, it writes nothing."""
 
-    def get_urls(self) -> list[Any]:
-        view = self.admin_site.admin_view(self.status_view)
-        opts = self.model._meta
-        return [
-            path("", view, name="snowid_status"),
-            path("", view, name=f"{opts.app_label}_{opts.model_name}_changelist"),
-        ]
+    url_name = "snowid_status"
 
-    def status_view(self, request: HttpRequest) -> HttpResponse:
+    def page_view(self, request: HttpRequest) -> HttpResponse:
         sequences, sequences_error = _read(sequence_rows)
         streams, streams_error = _read(_order_streams)
         leases, leases_error = _read(_leases)
