@@ -87,6 +87,24 @@ def test_workers_lists_the_slot_files_of_this_host(settings, tmp_path):
         assert [(r["worker_id"], r["state"]) for r in every] == [("3", "held"), ("4", "free")]
 
 
+@pytest.mark.parametrize("source", ["database"])
+def test_workers_all_lists_released_leases(settings, source):
+    from django.db import connection
+
+    from django_snowid.workerid.lease import lease_generator, release_all
+
+    if source == "database" and connection.vendor == "sqlite":
+        pytest.skip("SQLite keeps the database source's leases beside its file")
+    settings.SNOWID_WORKER_ID_SOURCE = source
+    node = lease_generator(get_layout("default"), 0, source, heartbeat=False).node
+    live = json.loads(run("snowid_workers", "--json"))
+    assert [r["worker_id"] for r in live] == [node]
+    release_all()
+    assert json.loads(run("snowid_workers", "--json")) == []
+    every = json.loads(run("snowid_workers", "--json", "--all"))
+    assert [r["worker_id"] for r in every] == [node], "--all shows the released lease"
+
+
 def test_workers_with_a_fixed_worker_id_says_so(settings):
     settings.SNOWID_WORKER_ID_SOURCE = "static"
     assert "the worker id is fixed" in run("snowid_workers")

@@ -316,7 +316,7 @@ class DatabaseLeaseStore:
         local = self._local(db)
         if local is not None:
             return local.leases(pool)
-        rows = self._model().objects.using(db).filter(expires_ms__gt=0)
+        rows = self._model().objects.using(db).all()  # released ones too: callers choose
         if pool:
             rows = rows.filter(pool=pool)
         return [
