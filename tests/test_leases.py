@@ -88,7 +88,8 @@ def test_killed_holders_id_is_reused_after_the_ttl(source):
         pytest.skip("SQLite keeps the database source's leases beside its file (slot rules)")
     connections.close_all()
     context = multiprocessing.get_context("fork")
-    reported = context.Array("q", [-1, -1])
+    # No lock: a holder killed while it held the array's lock would leave it locked.
+    reported = context.Array("q", [-1, -1], lock=False)
     ready = context.Event()
     holder = context.Process(target=_hold_and_issue, args=(source, reported, ready))
     holder.start()
@@ -121,7 +122,8 @@ def _crash_after_a_heartbeat(source: str, **options) -> int:
     the largest id it reported."""
     connections.close_all()
     context = multiprocessing.get_context("fork")
-    reported = context.Array("q", [-1, -1])
+    # No lock: a holder killed while it held the array's lock would leave it locked.
+    reported = context.Array("q", [-1, -1], lock=False)
     ready = context.Event()
     holder = context.Process(target=_hold_and_issue, args=(source, reported, ready), kwargs=options)
     holder.start()
