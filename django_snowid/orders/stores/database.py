@@ -19,7 +19,7 @@ __all__ = ["DatabaseOrderStore", "is_contention"]
 _CONTENTION_SQLSTATES: Final = frozenset({"40001", "40P01", "55P03"})
 #: MySQL/MariaDB: lock wait timeout, deadlock.
 _CONTENTION_ERRNOS: Final = frozenset({1205, 1213})
-_OWN_TRANSACTION_TRIES: Final = 8
+_OWN_TRANSACTION_TRIES: Final = 30
 
 
 def is_contention(exc: BaseException) -> bool:
@@ -85,7 +85,8 @@ class DatabaseOrderStore:
                         f"serialization failure on the order-number state: {exc}. Nothing "
                         "was issued; roll back and run the transaction again."
                     ) from exc
-                time.sleep(random.uniform(0.001, 0.01) * (attempt + 1))  # let the winner finish
+                # Let the winner finish: a growing, jittered pause (at most about 75 ms).
+                time.sleep(min(0.05, 0.001 * 2**attempt) * random.uniform(0.5, 1.5))
         raise AssertionError("unreachable")  # the loop returns or raises
 
     def reserve(self, stream: str, args: ReserveArgs) -> Outcome | Missing:
