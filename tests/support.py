@@ -118,8 +118,13 @@ def manage_in_subprocess(*args: str) -> Any:
     import sys
     from pathlib import Path
 
+    from django.db import connection
+
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONPATH": str(root)}
+    if connection.vendor != "sqlite":
+        # The test database (the one that exists now): Django 6's MySQL checks connect.
+        env["SNOWID_TEST_DB_NAME"] = str(connection.settings_dict["NAME"])
     return subprocess.run(
         [sys.executable, "-m", "django", *args],
         capture_output=True,
