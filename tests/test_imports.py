@@ -45,3 +45,6 @@ def test_snowflake_keys_and_the_admin_never_import_redis():
     assert printed.strip() == "True"  # the admin's autodiscovery loaded our admin module
     loaded = [m for m in modules if m.split(".")[0] in ("redis", "django_redis")]
     assert loaded == []
+    # Nor our own Redis stores: they load with the first lease or stream kept in Redis.
+    stores = [m for m in modules if m.startswith("django_snowid.") and m.endswith(".redis")]
+    assert stores == []

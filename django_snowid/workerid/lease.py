@@ -42,7 +42,7 @@ from ..exceptions import WorkerIdError, WorkerLayoutConflict, WorkerLeaseLost, W
 from ..inventory import column_max
 from .pool import PoolSpec, pool_for
 from .stores import get_lease_store
-from .stores.base import Acquired, LeaseStore, StoreSettling
+from .stores.base import Acquired, LeaseRequest, LeaseStore, StoreSettling
 
 __all__ = ["LeaseHolder", "lease_generator", "lease_of", "release_all"]
 
@@ -122,7 +122,7 @@ class LeaseHolder:
 
     def _acquire_in(self, size: int) -> Acquired:
         try:
-            return self.store.acquire(
+            request = LeaseRequest(
                 self.pool.name,
                 size,
                 self.owner,
@@ -131,6 +131,7 @@ class LeaseHolder:
                 first=self.pool.first,
                 layout=self.pool.layout.name,
             )
+            return self.store.acquire(request)
         except WorkerPoolExhausted:
             # A smaller pool strands nobody: while holders from a larger one live above
             # it, newcomers may take the ids that those holders' predecessors freed.

@@ -9,7 +9,6 @@ import os
 from ...conf import conf
 from .base import LeaseStore
 from .database import DatabaseLeaseStore
-from .redis import RedisLeaseStore
 from .slot import SlotStore
 
 __all__ = ["get_lease_store"]
@@ -28,6 +27,9 @@ def get_lease_store(source: str) -> LeaseStore:
 
 def _new_store(source: str) -> LeaseStore:
     if source == "redis":
+        # Imported here so that a project whose leases are not in Redis loads no Redis code.
+        from .redis import RedisLeaseStore
+
         return RedisLeaseStore(conf.REDIS_ALIAS)
     if source == "database":
         return DatabaseLeaseStore()

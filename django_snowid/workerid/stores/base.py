@@ -17,7 +17,7 @@ from typing import Protocol
 from ...core.layout import iso_utc
 from ...exceptions import WorkerPoolExhausted
 
-__all__ = ["Acquired", "LeaseInfo", "LeaseStore", "StoreSettling", "exhausted"]
+__all__ = ["Acquired", "LeaseInfo", "LeaseRequest", "LeaseStore", "StoreSettling", "exhausted"]
 
 
 class StoreSettling(Exception):
@@ -28,6 +28,24 @@ class StoreSettling(Exception):
     def __init__(self, wait_ms: int) -> None:
         super().__init__(wait_ms)
         self.wait_ms = wait_ms
+
+
+@dataclass(frozen=True)
+class LeaseRequest:
+    """What a process asks a store for: the lowest free worker id among ``size`` ids of
+    ``pool`` from ``first``, held under ``token`` for ``ttl_ms`` (0 for lock files)."""
+
+    pool: str
+    size: int
+    owner: str  # host:pid, for people reading the leases
+    token: str  # proves the holder on renew and release
+    ttl_ms: int
+    first: int = 0
+    layout: str = ""  # the name of the layout its holder issues ids of
+
+    @property
+    def workers(self) -> range:
+        return range(self.first, self.first + self.size)
 
 
 @dataclass(frozen=True)
@@ -57,17 +75,7 @@ class LeaseInfo:
 class LeaseStore(Protocol):
     name: str
 
-    def acquire(
-        self,
-        pool: str,
-        size: int,
-        owner: str,
-        token: str,
-        ttl_ms: int,
-        *,
-        first: int = 0,
-        layout: str = "",
-    ) -> Acquired: ...
+    def acquire(self, request: LeaseRequest) -> Acquired: ...
 
     def renew(
         self, pool: str, worker: int, token: str, ttl_ms: int, horizon_ms: int, *, layout: str = ""

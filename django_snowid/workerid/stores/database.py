@@ -23,7 +23,7 @@ from django.db.models import Value
 from django.db.models.functions import Greatest
 
 from ...exceptions import WorkerIdUnavailable
-from .base import Acquired, LeaseInfo, LeaseStore, exhausted
+from .base import Acquired, LeaseInfo, LeaseRequest, LeaseStore, exhausted
 from .slot import SlotStore
 
 __all__ = ["DatabaseLeaseStore", "ProcessLeaseStore", "on_own_connection"]
@@ -80,20 +80,9 @@ class ProcessLeaseStore:
         self._tokens: dict[tuple[str, int], str] = {}
         self._lock = threading.Lock()
 
-    def acquire(
-        self,
-        pool: str,
-        size: int,
-        owner: str,
-        token: str,
-        ttl_ms: int,
-        *,
-        first: int = 0,
-        layout: str = "",
-        top_down: bool = False,
-    ) -> Acquired:
+    def acquire(self, request: LeaseRequest, *, top_down: bool = False) -> Acquired:
         now = _now_ms()
-        ids = range(first, first + size)
+        pool, ids = request.pool, request.workers
         with self._lock:
             rows = self._pools.setdefault(pool, {})
             live = 0
@@ -103,10 +92,13 @@ class ProcessLeaseStore:
                     live += 1
                     continue
                 bound = row.horizon_ms if row is not None else -1
-                rows[worker] = LeaseInfo(pool, worker, owner, now, now + ttl_ms, bound, layout)
-                self._tokens[(pool, worker)] = token
+                expires = now + request.ttl_ms
+                rows[worker] = LeaseInfo(
+                    pool, worker, request.owner, now, expires, bound, request.layout
+                )
+                self._tokens[(pool, worker)] = request.token
                 return Acquired(worker, bound)
-        raise exhausted(pool, size, live)
+        raise exhausted(pool, request.size, live)
 
     def renew(
         self, pool: str, worker: int, token: str, ttl_ms: int, horizon_ms: int, *, layout: str = ""
@@ -183,25 +175,13 @@ class DatabaseLeaseStore:
         for store in self._beside.values():
             store.forget_after_fork()
 
-    def acquire(
-        self,
-        pool: str,
-        size: int,
-        owner: str,
-        token: str,
-        ttl_ms: int,
-        *,
-        first: int = 0,
-        layout: str = "",
-    ) -> Acquired:
+    def acquire(self, request: LeaseRequest) -> Acquired:
         db = self._db()
         local = self._local(db)
         if local is not None:
-            return local.acquire(pool, size, owner, token, ttl_ms, first=first, layout=layout)
+            return local.acquire(request)
         try:
-            acquired = on_own_connection(
-                lambda: self._acquire(db, pool, size, owner, token, ttl_ms, first, layout)
-            )
+            acquired = on_own_connection(lambda: self._acquire(db, request))
         except DatabaseError as exc:
             if not self._table_missing(db):
                 raise WorkerIdUnavailable(
@@ -211,11 +191,9 @@ class DatabaseLeaseStore:
             # included, need ids before this app's table exists): nobody can hold a lease
             # in it yet. Take one from the top of the pool (others start at the bottom) and
             # write it into the table at the first heartbeat after the table exists.
-            acquired = self._in_memory.acquire(
-                pool, size, owner, token, ttl_ms, first=first, layout=layout, top_down=True
-            )
-            self._provisional.add(token)
-        self._taken_in[token] = self._database_name(db)
+            acquired = self._in_memory.acquire(request, top_down=True)
+            self._provisional.add(request.token)
+        self._taken_in[request.token] = self._database_name(db)
         return acquired
 
     def _table_missing(self, db: str) -> bool:
@@ -227,23 +205,14 @@ class DatabaseLeaseStore:
         except DatabaseError:
             return False
 
-    def _acquire(
-        self,
-        db: str,
-        pool: str,
-        size: int,
-        owner: str,
-        token: str,
-        ttl_ms: int,
-        first: int,
-        layout: str,
-    ) -> Acquired:
+    def _acquire(self, db: str, request: LeaseRequest) -> Acquired:
         model = self._model()
-        ids = range(first, first + size)
+        pool, owner, token, layout = request.pool, request.owner, request.token, request.layout
+        ids, ttl_ms = request.workers, request.ttl_ms
         rows = {
             r.worker: r
             for r in model.objects.using(db).filter(
-                pool=pool, worker__gte=first, worker__lt=ids.stop
+                pool=pool, worker__gte=ids.start, worker__lt=ids.stop
             )
         }
         now = _now_ms()
@@ -271,7 +240,7 @@ class DatabaseLeaseStore:
                 )
             ):
                 return Acquired(worker, row.horizon_ms)
-        raise exhausted(pool, size, live)
+        raise exhausted(pool, request.size, live)
 
     def renew(
         self, pool: str, worker: int, token: str, ttl_ms: int, horizon_ms: int, *, layout: str = ""

@@ -13,7 +13,7 @@ from typing import Any, Final
 from ... import redisclient
 from ...exceptions import WorkerIdUnavailable
 from ...redisscripts import RedisScript, RedisUnavailable
-from .base import Acquired, LeaseInfo, StoreSettling, exhausted
+from .base import Acquired, LeaseInfo, LeaseRequest, StoreSettling, exhausted
 
 __all__ = ["RedisLeaseStore"]
 
@@ -168,24 +168,16 @@ class RedisLeaseStore:
                 f"Redis refused the worker-id pool key {self.key(pool)!r}: {exc}"
             ) from exc
 
-    def acquire(
-        self,
-        pool: str,
-        size: int,
-        owner: str,
-        token: str,
-        ttl_ms: int,
-        *,
-        first: int = 0,
-        layout: str = "",
-    ) -> Acquired:
-        args = [size, ttl_ms, token, owner, _grace_ms(ttl_ms), first, layout]
+    def acquire(self, request: LeaseRequest) -> Acquired:
+        r = request
+        args = [r.size, r.ttl_ms, r.token, r.owner, _grace_ms(r.ttl_ms), r.first, r.layout]
+        pool = r.pool
         answer = self._run(ACQUIRE, pool, args)
         worker, other = int(answer[0]), int(answer[1])
         if worker == -3:
             raise StoreSettling(other)
         if worker == -1:
-            raise exhausted(pool, size, other)
+            raise exhausted(pool, r.size, other)
         if worker == -2:
             raise WorkerIdUnavailable(
                 f"The worker-id lease {other} in the Redis key {self.key(pool)!r} is garbage "

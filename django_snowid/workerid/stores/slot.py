@@ -7,7 +7,7 @@ import os
 import threading
 
 from ...exceptions import WorkerIdUnavailable
-from .base import WHILE_ALIVE, Acquired, LeaseInfo, exhausted
+from .base import WHILE_ALIVE, Acquired, LeaseInfo, LeaseRequest, exhausted
 
 __all__ = ["SlotStore", "read_record"]
 
@@ -32,24 +32,15 @@ class SlotStore:
         safe = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in pool)
         return os.path.join(self.directory, f"{safe}.{worker}.lock")
 
-    def acquire(
-        self,
-        pool: str,
-        size: int,
-        owner: str,
-        token: str,
-        ttl_ms: int,
-        *,
-        first: int = 0,
-        layout: str = "",
-    ) -> Acquired:
+    def acquire(self, request: LeaseRequest) -> Acquired:
         try:
             os.makedirs(self.directory, mode=0o700, exist_ok=True)
         except OSError as exc:
             raise WorkerIdUnavailable(
                 f"Cannot create the slot directory {self.directory}: {exc}"
             ) from exc
-        for worker in range(first, first + size):
+        pool, layout = request.pool, request.layout
+        for worker in request.workers:
             fd = os.open(self._path(pool, worker), os.O_RDWR | os.O_CREAT, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -62,7 +53,7 @@ class SlotStore:
                 self._layouts[(pool, worker)] = layout
             os.pwrite(fd, _record(horizon_ms, layout), 0)
             return Acquired(worker, horizon_ms)
-        raise exhausted(pool, size, size)
+        raise exhausted(pool, request.size, request.size)
 
     def renew(
         self, pool: str, worker: int, token: str, ttl_ms: int, horizon_ms: int, *, layout: str = ""
