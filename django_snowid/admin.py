@@ -24,6 +24,7 @@ from django.utils.html import format_html, format_html_join
 from . import inventory
 from .adminpages import ReadOnlyPageAdmin
 from .core.digits import parse_digits
+from .core.layout import DecodedId
 from .core.orderformat import DecodedOrderNumber
 from .decoding import DecodedRow, decode_tokens, time_texts
 from .exceptions import SnowidError
@@ -127,6 +128,19 @@ def _snowflake_field(model: type[models.Model]) -> Any:
     return None
 
 
+def _decoded_snowflake(obj: models.Model) -> DecodedId | SnowidError | None:
+    """What ``obj``'s Snowflake field holds, decoded; the error for a value another layout
+    wrote (a column says so rather than failing the page); None without a value."""
+    each = _snowflake_field(type(obj))
+    value = getattr(obj, each.attname) if each else None
+    if not value:
+        return None
+    try:
+        return cast(DecodedId, each.decode(value))
+    except SnowidError as exc:
+        return exc
+
+
 def _order_field(model: type[models.Model]) -> Any:
     for each in model._meta.concrete_fields:
         if inventory.kind_of(each) == "order":
@@ -175,34 +189,26 @@ class SnowflakeAdminMixin:
     # field (the field the column decodes when there is one).
     @admin.display(description="created (UTC)", ordering="pk")
     def snowid_created(self, obj: models.Model) -> Any:
-        each = _snowflake_field(type(obj))
-        value = getattr(obj, each.attname) if each else None
-        if not value:
-            return None
-        try:
-            return time_texts(each.decode(value).time, milliseconds=True)[0]
-        except SnowidError as exc:  # a value another layout wrote: say so, not a 500
-            return str(exc)
+        decoded = _decoded_snowflake(obj)
+        if isinstance(decoded, SnowidError):
+            return str(decoded)
+        return time_texts(decoded.time, milliseconds=True)[0] if decoded else None
 
     @admin.display(description="worker")
     def snowid_worker(self, obj: models.Model) -> Any:
-        each = _snowflake_field(type(obj))
-        value = getattr(obj, each.attname) if each else None
-        if not value:
+        decoded = _decoded_snowflake(obj)
+        if not isinstance(decoded, DecodedId):
             return None
-        try:
-            parts = each.decode(value).parts
-        except SnowidError:
-            return None
-        return " ".join(f"{k}={v}" for k, v in parts.items())
+        return " ".join(f"{k}={v}" for k, v in decoded.parts.items())
 
     @admin.display(description="shard")
     def snowid_shard(self, obj: models.Model) -> Any:
         each = _order_field(type(obj))
         if each is None:  # a Snowflake id with shard bits carries the shard too
-            flake = _snowflake_field(type(obj))
-            value = getattr(obj, flake.attname) if flake and flake.layout.shard_bits else None
-            return flake.decode(value).shard if flake and value else None
+            decoded = _decoded_snowflake(obj)
+            if isinstance(decoded, DecodedId) and decoded.layout.shard_bits:
+                return decoded.shard
+            return None
         value = getattr(obj, each.attname)
         return each.shard_of(value) if value else None
 

@@ -192,6 +192,11 @@ def test_admin_shows_the_shard_of_a_sharded_id(rf):
     assert "snowid_shard" in model_admin.get_list_display(rf.get("/"))
     assert model_admin.snowid_shard(order) == 12
     assert ", shard 12" in model_admin.snowid_decoded(order)
+    # A value no layout issues (a row written by hand): the columns say so or stay empty.
+    foreign = ShardedOrder(id=-5, user_id=1820)
+    assert model_admin.snowid_shard(foreign) is None
+    assert model_admin.snowid_worker(foreign) is None
+    assert "-5" in model_admin.snowid_created(foreign)
 
 
 @pytest.mark.django_db
