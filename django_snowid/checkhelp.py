@@ -5,7 +5,9 @@ build)."""
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
+from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning
 
 from .conf import conf
@@ -13,7 +15,7 @@ from .core.layout import Layout, parse_epoch
 from .exceptions import LayoutError
 from .ids import build_layout, layout_names
 
-__all__ = ["HINT", "configured_layouts", "error", "is_number", "warning"]
+__all__ = ["HINT", "configured_layouts", "error", "is_number", "redis_cache_problem", "warning"]
 
 HINT = "See the README section 'System checks', {id}."
 
@@ -51,3 +53,18 @@ def configured_layouts() -> tuple[list[Layout], list[CheckMessage]]:
                 continue  # the shared SNOWID_EPOCH: E001 says it once, not once a layout
             errors.append(error(f"{setting} is invalid: {exc}", "django_snowid.E003"))
     return layouts, errors
+
+
+def redis_cache_problem(alias: str) -> str:
+    """Why our Redis parts have no client through ``CACHES[alias]``, or ``""``. With
+    ``SNOWID_REDIS_CLIENT_FACTORY`` set, the factory makes the client and no cache is
+    needed (E500 and E501 check the factory)."""
+    if conf.REDIS_CLIENT_FACTORY is not None:
+        return ""
+    caches: dict[str, dict[str, Any]] = getattr(settings, "CACHES", {})
+    if alias not in caches:
+        return f"CACHES[{alias!r}] is missing; it must be a django_redis cache"
+    backend = caches[alias].get("BACKEND", "")
+    if not backend.startswith("django_redis."):
+        return f"CACHES[{alias!r}] is {backend!r}; it must be a django_redis cache"
+    return ""

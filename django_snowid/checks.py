@@ -19,7 +19,7 @@ from django.core.checks import CheckMessage, Tags, register
 from django.utils.module_loading import import_string
 
 from . import inventory
-from .checkhelp import configured_layouts, error, is_number, warning
+from .checkhelp import configured_layouts, error, is_number, redis_cache_problem, warning
 from .conf import WhenFull, _get, conf
 from .core.layout import parse_epoch
 from .exceptions import LayoutError
@@ -116,15 +116,13 @@ def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
     messages: list[CheckMessage] = []
     if conf.ORDER_BACKEND == "redis":
         alias = conf.REDIS_ALIAS
-        caches: dict[str, dict[str, Any]] = getattr(settings, "CACHES", {})
-        backend = caches.get(alias, {}).get("BACKEND", "")
-        if not backend.startswith("django_redis."):
+        problem = redis_cache_problem(alias)
+        if problem:
             messages.append(
                 error(
                     f"Order numbers use Redis through the cache alias {alias!r} "
-                    f"(SNOWID_REDIS_ALIAS), but CACHES[{alias!r}] is "
-                    f"{'missing' if alias not in settings.CACHES else repr(backend)}; it must be "
-                    "a django_redis cache. Or set SNOWID_ORDER_BACKEND = 'database'.",
+                    f"(SNOWID_REDIS_ALIAS), but {problem}. Or set "
+                    "SNOWID_ORDER_BACKEND = 'database'.",
                     "django_snowid.E206",
                 )
             )

@@ -220,6 +220,18 @@ def test_each_worker_setting_has_a_check(overrides, expected):
     assert sorted(ids(**overrides)) == expected
 
 
+def test_a_redis_client_factory_needs_no_django_redis_cache():
+    # A Redis Cluster comes from SNOWID_REDIS_CLIENT_FACTORY: no cache alias is involved.
+    redis_parts = {
+        "SNOWID_ORDER_BACKEND": "redis",
+        "SNOWID_WORKER_ID_SOURCE": "redis",
+        "SNOWID_REDIS_ALIAS": "nowhere",
+    }
+    assert sorted(ids(**redis_parts)) == ["django_snowid.E016", "django_snowid.E206"]
+    factory = "tests.redis_topologies.current_client"
+    assert ids(**redis_parts, SNOWID_REDIS_CLIENT_FACTORY=factory) == []
+
+
 def test_slot_with_a_fixed_host_part_is_not_warned():
     # Every layout leases its last part; SNOWID_WORKER_ID gives each host its datacenter.
     assert (

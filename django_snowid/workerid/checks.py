@@ -10,14 +10,14 @@ from typing import Any
 from django.conf import settings
 from django.core.checks import CheckMessage
 
-from ..checkhelp import configured_layouts, error, is_number, warning
+from ..checkhelp import configured_layouts, error, is_number, redis_cache_problem, warning
 from ..conf import conf
 from ..exceptions import LayoutError, WorkerIdError
 from ..ids import worker_node
 from .pool import pool_for
 from .sources import LEASE_SOURCES, resolve_worker_id
 
-__all__ = ["check_worker_id", "check_worker_settings", "redis_cache_problem"]
+__all__ = ["check_worker_id", "check_worker_settings"]
 
 
 def check_worker_id(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
@@ -123,17 +123,6 @@ def check_worker_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckM
             )
         )
     return messages
-
-
-def redis_cache_problem(alias: str) -> str:
-    """Why ``CACHES[alias]`` is no django-redis cache, or ``""``."""
-    caches: dict[str, dict[str, Any]] = getattr(settings, "CACHES", {})
-    if alias not in caches:
-        return f"CACHES[{alias!r}] is missing; it must be a django_redis cache"
-    backend = caches[alias].get("BACKEND", "")
-    if not backend.startswith("django_redis."):
-        return f"CACHES[{alias!r}] is {backend!r}; it must be a django_redis cache"
-    return ""
 
 
 def _worker_id_shaped(worker: object) -> bool:
