@@ -1,13 +1,26 @@
-"""What our generated-value fields share: ``deconstruct()`` and ``shard_from``."""
+"""What our generated-value fields share: ``pre_save``, ``deconstruct()`` and ``shard_from``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.core import checks
 from django.db import models
 
 from .exceptions import InvalidShardValue
+
+
+def value_on_add(
+    field: models.Field, instance: models.Model, add: bool, make: Callable[[models.Model], Any]
+) -> Any:
+    """``pre_save`` of a generated field, as ``auto_now_add`` does it: on INSERT a value set
+    by hand is kept, and a missing one is made and written back on the instance."""
+    value = getattr(instance, field.attname)
+    if add and value is None:
+        value = make(instance)
+        setattr(instance, field.attname, value)
+    return value
 
 
 def drop_generated_defaults(kwargs: dict[str, Any], *, primary_key: bool = False) -> None:

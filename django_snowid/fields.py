@@ -15,7 +15,7 @@ from django.db import models
 from . import inventory
 from .core.layout import DecodedId, Layout
 from .exceptions import LayoutError
-from .fieldflags import check_shard_from, drop_generated_defaults, shard_source
+from .fieldflags import check_shard_from, drop_generated_defaults, shard_source, value_on_add
 from .ids import get_generator, get_layout, layout_names
 from .lookups import LOOKUPS
 from .orders.field import OrderNumberField
@@ -143,11 +143,7 @@ class SnowflakeField(_SnowflakeMixin, models.BigIntegerField):
         return [*super().check(**kwargs), *self._check_layout()]
 
     def pre_save(self, model_instance: models.Model, add: bool) -> Any:
-        value = getattr(model_instance, self.attname)
-        if add and value is None:
-            value = self.new_id(model_instance)
-            setattr(model_instance, self.attname, value)
-        return value
+        return value_on_add(self, model_instance, add, self.new_id)
 
 
 class SnowflakeAutoField(_SnowflakeMixin, models.BigAutoField):

@@ -13,7 +13,7 @@ from .. import inventory
 from ..conf import conf, on_settings_changed
 from ..core.orderformat import DecodedOrderNumber, OrderNumberFormat, zone_has_dst
 from ..exceptions import LayoutError
-from ..fieldflags import check_shard_from, drop_generated_defaults, shard_source
+from ..fieldflags import check_shard_from, drop_generated_defaults, shard_source, value_on_add
 from .formats import build_format
 from .issuer import StreamIssuer, fields_of_stream, get_issuer
 from .retry import install_insert_retry
@@ -105,11 +105,7 @@ class OrderNumberField(models.BigIntegerField):
         return issuer.next_numbers([self.shard_value(obj, issuer.format) for obj in instances])
 
     def pre_save(self, model_instance: models.Model, add: bool) -> Any:
-        value = getattr(model_instance, self.attname)
-        if add and value is None:
-            value = self.new_number(model_instance)
-            setattr(model_instance, self.attname, value)
-        return value
+        return value_on_add(self, model_instance, add, self.new_number)
 
     # ----------------------------------------------------- model wiring
     def contribute_to_class(
