@@ -26,7 +26,7 @@ from .exceptions import LayoutError
 from .fields import SnowflakeAutoField
 from .orders.formats import build_format
 from .orders.stores import BACKENDS
-from .workerid.checks import check_worker_id, check_worker_settings
+from .workerchecks import check_worker_id, check_worker_settings
 
 EXHAUSTION_WARNING = timedelta(days=3653)  # ten years
 
