@@ -115,11 +115,13 @@ def test_recover_script_agrees_with_core(
     database = None if database is None else (local + database[0], database[1])
     key = _set_state(client, store, rid=None if verified else "another-server")
     ds, dq = database or (0, 0)
-    RECOVER(
-        client,
-        (key,),
-        (int(database is not None), ds, dq, offset, first_sequence, int(force), unix),
-    )
+    argv = (int(database is not None), ds, dq, offset, first_sequence, int(force))
+    written = client.hgetall(key)
+    # A dry run (snowid_recover --dry-run) answers what the recovery below does, and
+    # writes nothing.
+    _, _, _, *dry_after = RECOVER(client, (key,), (*argv, 1, unix))
+    assert client.hgetall(key) == written
+    RECOVER(client, (key,), (*argv, 0, unix))
     expected = resume(
         store,
         database,
@@ -129,6 +131,7 @@ def test_recover_script_agrees_with_core(
         unverified=not verified,
     )
     assert _state(client, key) == expected
+    assert tuple(dry_after) == expected
     assert client.hget(key, "rid").decode() == server_id(client, key)  # verified from now on
 
 

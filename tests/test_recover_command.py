@@ -57,6 +57,31 @@ def test_a_store_behind_the_database_resumes_after_the_clock(backend):
     assert sequence == 0
 
 
+@pytest.mark.redis
+@override_settings(SNOWID_ORDER_BACKEND="redis")
+def test_dry_run_says_a_state_another_server_wrote_is_resynced():
+    """A replica promoted by a failover holds a state the old primary wrote, here ahead of
+    the database and the clock: the real run re-syncs past it, and the dry run says so."""
+    stream, fmt = stream_of(ShopOrder)
+    now = fmt.local_second(datetime.now(timezone.utc))
+    ShopOrder.objects.create(user_id=1, number=fmt.compose(now - 5, 9, 1))
+    set_order_state(stream, (now + 2, 4))
+    store = get_store()
+    store.client().hset(store.key(stream), "rid", "another-server")
+    planned = json.loads(recover("--dry-run", "--json", "testapp.ShopOrder"))["streams"][0]
+    assert planned["changed"] and planned["store_after"].endswith("#0")
+    assert planned["store_after"] == _position_text(fmt, (now + 3, 0))
+    assert store.client().hget(store.key(stream), "rid") == b"another-server"  # untouched
+    done = json.loads(recover("--json", "testapp.ShopOrder"))["streams"][0]
+    assert done == planned
+    assert get_store().read(stream) == (now + 3, 0)
+
+
+def _position_text(fmt, position) -> str:
+    second, sequence = position
+    return f"{fmt.stem_of_local_second(second):012d}#{sequence}"
+
+
 def test_labels_limit_the_streams(backend):
     data = json.loads(recover("testapp.TinyOrder", "--json"))
     assert [row["field"] for row in data["streams"]] == ["testapp.TinyOrder.number"]

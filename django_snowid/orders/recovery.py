@@ -67,16 +67,22 @@ def recover_stream(
     using: str | None = None,
     force: bool = False,
     first_sequence: int = 1,
+    dry_run: bool = False,
 ) -> tuple[Position | None, Position]:
     """Recover the store's state of ``stream`` from its ``fields`` in the database
     (``core.sequence.resume``).
 
-    A store that holds nothing or less than the database (or any store, ``force``)
-    resumes at the second after both the database's largest number and the store's
-    clock, past every number that may still be in flight. Returns (before, after).
+    A store that holds nothing or less than the database (or any store, ``force``; or, in
+    Redis, a state another server wrote) resumes at the second after both the database's
+    largest number and the store's clock, past every number that may still be in flight.
+    Returns (before, after); ``dry_run`` returns what a recovery would do and changes
+    nothing.
     """
     position, _ = database_position(fields, fmt, using=using)
     args = RecoverArgs(
-        offset=fmt.utc_offset_at(time.time()), first_sequence=first_sequence, force=force
+        offset=fmt.utc_offset_at(time.time()),
+        first_sequence=first_sequence,
+        force=force,
+        dry_run=dry_run,
     )
     return get_store().recover(stream, position, args)

@@ -11,7 +11,6 @@ lies ahead of this host's clock (a worker id reused from a host whose clock ran 
 from __future__ import annotations
 
 import json
-import time
 from datetime import datetime, timezone
 from typing import Any
 
@@ -19,8 +18,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections, router
 
 from ... import inventory
-from ...core.sequence import resume
-from ...exceptions import OrderNumberError, SnowidError
+from ...exceptions import OrderNumberError, OrderNumberUnavailable, SnowidError
 from ...inventory import check_labels, column_max, field_label
 from ...orders.issuer import fields_of_stream
 from ...orders.recovery import database_position, recover_stream
@@ -74,6 +72,7 @@ class Command(BaseCommand):
             )
         order_fields = inventory.order_fields(*labels)
         store = get_store()
+        refused: tuple[type[BaseException], ...] = (OrderNumberError, *store_errors())
         rows: list[dict[str, Any]] = []
         done: set[str] = set()
         try:
@@ -83,13 +82,11 @@ class Command(BaseCommand):
                     continue
                 done.add(stream)
                 fields = fields_of_stream(stream)
-                target, maxima = database_position(fields, fmt, using=database)
-                before = store.read(stream)
-                if dry_run:  # on this host's clock, which the store's may not match
-                    now = int(time.time()) + fmt.utc_offset_at(time.time())
-                    after = resume(before, target, now, first_sequence=1)
-                else:
-                    before, after = recover_stream(stream, fmt, fields, using=database)
+                _, maxima = database_position(fields, fmt, using=database)
+                # A dry run is the store's own recovery, on its clock, writing nothing: it
+                # says what the real run would do (a Redis state another server wrote
+                # included).
+                before, after = recover_stream(stream, fmt, fields, using=database, dry_run=dry_run)
                 for each, largest in maxima:
                     rows.append(
                         {
@@ -101,9 +98,9 @@ class Command(BaseCommand):
                             "changed": before != after,
                         }
                     )
-        except OrderNumberError as exc:
+        except OrderNumberUnavailable as exc:
             raise CommandError(f"The order-number store is unreachable: {exc}") from None
-        except store_errors() as exc:
+        except refused as exc:
             # A key of the wrong type (WRONGTYPE), a state that does not parse, a table
             # missing: name the store and the problem, no traceback.
             raise CommandError(

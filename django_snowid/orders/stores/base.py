@@ -48,6 +48,7 @@ class RecoverArgs(NamedTuple):
     offset: int  # the zone's UTC offset in seconds
     first_sequence: int  # of the second the stream resumes at
     force: bool  # resume past the store's clock even if the store is ahead of the database
+    dry_run: bool = False  # decide as a recovery would, on the store's clock; change nothing
 
 
 class OrderStore(Protocol):

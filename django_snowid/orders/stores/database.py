@@ -277,6 +277,10 @@ class DatabaseOrderStore:
     ) -> tuple[Position | None, Position]:
         def operation(connection: Any) -> tuple[Position | None, Position]:
             now = int(self.clock()) + args.offset  # the clock of this app server
+            if args.dry_run:  # what the statement below would make of the row
+                before = self.read(stream)
+                fs, force = args.first_sequence, args.force
+                return before, resume(before, database, now, first_sequence=fs, force=force)
             target = resume(None, database, now, first_sequence=args.first_sequence)
             # resume() in one statement: a row below the database (or, forced, below the
             # target) moves to the target; a missing row is created there.

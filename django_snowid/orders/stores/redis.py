@@ -90,7 +90,8 @@ return {1, second, sequence + 1, granted}
 # ARGV[1]: 1 if the database holds a number of the stream, else 0
 # ARGV[2], ARGV[3]: local second and sequence of the database's largest number
 # ARGV[4]: the zone's UTC offset in seconds   ARGV[5]: first sequence   ARGV[6]: force (0/1)
-# ARGV[7] (optional): the clock, Unix seconds; default: TIME.
+# ARGV[7]: 1 for a dry run (decide and answer, write nothing), else 0
+# ARGV[8] (optional): the clock, Unix seconds; default: TIME.
 # Last ARGV: the run_id of this server (added by the script runner).
 # Returns {had_state (0/1), before_second, before_sequence, after_second, after_sequence}.
 RECOVER: Final = RedisScript(
@@ -105,16 +106,17 @@ if had and not unverified and ARGV[6] ~= '1'
     and (not has_db or bs > ds or (bs == ds and bq >= dq)) then
   return {1, bs, bq, bs, bq}
 end
-local now = tonumber(#ARGV > 7 and ARGV[7] or redis.call('TIME')[1]) + tonumber(ARGV[4])
+local now = tonumber(#ARGV > 8 and ARGV[8] or redis.call('TIME')[1]) + tonumber(ARGV[4])
 local ts, tq = now + 1, tonumber(ARGV[5]) - 1
 if has_db and ds >= now then ts = ds + 1 end
 if unverified and bs >= ts then ts = bs + 1 end
 if had and (bs > ts or (bs == ts and bq >= tq)) then
   return {1, bs, bq, bs, bq}
 end
-if ts == now + 1 then
+local dry = ARGV[7] == '1'
+if not dry and ts == now + 1 then
   redis.call('HSET', KEYS[1], 'sec', ts, 'seq', tq, 'hold', ts, 'rid', rid)
-else
+elseif not dry then
   redis.call('HSET', KEYS[1], 'sec', ts, 'seq', tq, 'rid', rid)
   redis.call('HDEL', KEYS[1], 'hold')
 end
@@ -192,7 +194,15 @@ class RedisOrderStore:
         self, stream: str, database: Position | None, args: RecoverArgs
     ) -> tuple[Position | None, Position]:
         second, sequence = database or (0, 0)
-        argv = (int(database is not None), second, sequence, *args[:2], int(args.force))
+        argv = (
+            int(database is not None),
+            second,
+            sequence,
+            args.offset,
+            args.first_sequence,
+            int(args.force),
+            int(args.dry_run),
+        )
         return self._before_after(self._run(RECOVER, self.key(stream), argv))
 
     @staticmethod
