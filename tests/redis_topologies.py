@@ -1,5 +1,6 @@
-"""Redis topologies a test starts for itself: a 3-primary Redis Cluster, and a primary with
-a replica under three Sentinels. Every server listens on a free loopback port, keeps
+"""Redis topologies a test starts for itself: a 3-primary Redis Cluster (with a replica
+for each primary, when a test kills one), and a primary with a replica under three
+Sentinels. Every server listens on a free loopback port, keeps
 nothing on disk, and is stopped by its pid (never the shared Redis on 6379).
 
 ``SNOWID_REDIS_CLIENT_FACTORY = "tests.redis_topologies.current_client"`` hands our Redis
@@ -8,12 +9,14 @@ features a client of the topology a test made current (forked children inherit i
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tests.support import free_port, redis_server_command
@@ -151,9 +154,11 @@ class Topology:
 
 
 class Cluster(Topology):
-    """Three primaries, no replicas, every slot covered."""
+    """Three primaries, every slot covered; with ``replicas=1`` each primary has a replica,
+    which the cluster itself promotes when its primary fails (``kill_primary_of``)."""
 
-    def __init__(self, workdir: str) -> None:
+    def __init__(self, workdir: str, replicas: int = 0) -> None:
+        self.replicas = replicas
         self.servers = [
             Server(
                 workdir,
@@ -161,10 +166,14 @@ class Cluster(Topology):
                 "yes",
                 "--cluster-config-file",
                 f"nodes-{i}-{os.getpid()}.conf",
+                # A primary is failed after this long without an answer: short, so that a
+                # test's failover takes a few seconds.
                 "--cluster-node-timeout",
-                "2000",
+                "1000" if replicas else "2000",
+                "--repl-diskless-sync-delay",
+                "0",
             )
-            for i in range(3)
+            for i in range(3 * (1 + replicas))
         ]
 
     def start(self) -> None:
@@ -172,20 +181,44 @@ class Cluster(Topology):
             server.start()
         addresses = [f"127.0.0.1:{s.port}" for s in self.servers]
         subprocess.run(
-            ["redis-cli", "--cluster", "create", *addresses, "--cluster-yes"],
+            ["redis-cli", "--cluster", "create", *addresses, "--cluster-yes",
+             "--cluster-replicas", str(self.replicas)],
             check=True,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             timeout=30,
-        )
+        )  # fmt: skip
         for server in self.servers:
-            _wait(
-                "cluster state ok",
-                lambda s=server: (
-                    s.client().execute_command("CLUSTER", "INFO")
-                    and b"cluster_state:ok" in s.client().execute_command("CLUSTER", "INFO")
-                ),
-            )
+            _wait("cluster state ok", lambda s=server: self._state_ok(s))
+            if self.replicas:
+                _wait("every replica in sync", lambda s=server: self._synced(s))
+
+    @staticmethod
+    def _state_ok(server: Server) -> bool:
+        return b"cluster_state:ok" in server.client().execute_command("CLUSTER", "INFO")
+
+    @staticmethod
+    def _synced(server: Server) -> bool:
+        info = server.client().info("replication")
+        return info["role"] == "master" or info.get("master_link_status") == "up"
+
+    def live(self) -> Server:
+        return next(s for s in self.servers if s.process is not None)
+
+    def kill_primary_of(self, key: str, timeout: float = 20.0) -> tuple[float, float]:
+        """SIGKILL the primary that serves ``key`` and wait until the cluster promoted its
+        replica and reports itself whole again: (killed_at, promoted_at), monotonic."""
+        slot = self.client().keyslot(key)
+        primary = self.owner(slot)
+        killed_at = time.monotonic()
+        primary.kill(signal.SIGKILL)
+        while True:
+            assert time.monotonic() < killed_at + timeout, f"no promotion within {timeout:g} s"
+            with contextlib.suppress(Exception):
+                owner = self.owner(slot)
+                if owner is not primary and self._state_ok(owner):
+                    return killed_at, time.monotonic()
+            time.sleep(0.05)
 
     def client(self) -> Any:
         from redis.cluster import ClusterNode, RedisCluster
@@ -200,8 +233,8 @@ class Cluster(Topology):
         return server.client().execute_command("CLUSTER", "MYID").decode()
 
     def owner(self, slot: int) -> Server:
-        """The server that serves ``slot`` now."""
-        for start, end, primary, *_ in self.servers[0].client().execute_command("CLUSTER", "SLOTS"):
+        """The server that serves ``slot`` now (as a live server sees it)."""
+        for start, end, primary, *_ in self.live().client().execute_command("CLUSTER", "SLOTS"):
             if start <= slot <= end:
                 return next(s for s in self.servers if s.port == int(primary[1]))
         raise LookupError(f"no node serves slot {slot}")
@@ -318,3 +351,25 @@ class SentinelGroup(Topology):
         from django_redis import get_redis_connection
 
         return get_redis_connection("snowid")
+
+
+#: The topologies whose primary a failover test kills under load.
+FAILOVERS = ["sentinel", "cluster"]
+
+
+@contextlib.contextmanager
+def failover_topology(
+    kind: str, workdir: str
+) -> Iterator[tuple[dict[str, Any], Callable[[str], tuple[float, float]]]]:
+    """A topology a test kills a primary of: (the settings that point our Redis parts at
+    it, ``kill(key)``), ``kill`` SIGKILLing the primary that serves ``key`` and returning
+    (killed_at, promoted_at). ``sentinel``: the Sentinels promote the replica (the
+    django-redis Sentinel cache). ``cluster``: the cluster promotes the replica of that
+    key's primary (``SNOWID_REDIS_CLIENT_FACTORY`` hands out a ``RedisCluster``)."""
+    if kind == "sentinel":
+        with SentinelGroup(workdir) as group:
+            yield {"CACHES": group.caches()}, lambda key: group.kill_primary()
+    else:
+        with Cluster(workdir, replicas=1) as cluster:
+            factory = "tests.redis_topologies.current_client"
+            yield {"SNOWID_REDIS_CLIENT_FACTORY": factory}, cluster.kill_primary_of

@@ -1,5 +1,6 @@
-"""Worker-id leases behind Sentinel: the primary killed with SIGKILL while four processes
-issue ids; after the promotion, no id twice, and every process issues on."""
+"""Worker-id leases behind Sentinel, and on a Redis Cluster whose primary of the pool's slot
+dies: the primary killed with SIGKILL while four processes issue ids; after the promotion,
+no id twice, and every process issues on."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from django.test import override_settings
 
 import django_snowid
 from django_snowid.exceptions import WorkerIdError
-from tests.redis_topologies import SentinelGroup, Writers
+from django_snowid.ids import get_layout
+from django_snowid.workerid.pool import pool_for
+from django_snowid.workerid.stores import get_lease_store
+from tests.redis_topologies import FAILOVERS, Writers, failover_topology
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -39,20 +43,23 @@ def _issue(stop: Any, results: Any, process: int) -> None:
         results.put((process, batches, refusals))
 
 
-def test_sentinel_failover_under_four_issuing_processes_shares_no_worker_id(tmp_path, capsys):
+@pytest.mark.parametrize("kind", FAILOVERS)
+def test_failover_under_four_issuing_processes_shares_no_worker_id(tmp_path, capsys, kind):
     with (
-        SentinelGroup(str(tmp_path)) as group,
+        failover_topology(kind, str(tmp_path)) as (topology_settings, kill),
         override_settings(
-            CACHES=group.caches(),
+            **topology_settings,
             SNOWID_WORKER_ID_SOURCE="redis",
             SNOWID_WORKER_LEASE_TTL_S=TTL_S,
         ),
     ):
         django_snowid.next_id()  # a brand-new pool waits once: here, not in the writers
+        pool = pool_for(get_layout(), 0).name
+        key = get_lease_store("redis").key(pool)  # type: ignore[attr-defined]
         connections.close_all()
         with Writers(_issue, PROCESSES) as writers:
             time.sleep(1.0)
-            killed_at, promoted_at = group.kill_primary()
+            killed_at, promoted_at = kill(key)
             time.sleep(TTL_S / 2)  # renewals reached the new primary
             writers.event.set()
             per_process = writers.results()
@@ -69,7 +76,7 @@ def test_sentinel_failover_under_four_issuing_processes_shares_no_worker_id(tmp_
     )
     with capsys.disabled():
         print(
-            f"\nLeases, Sentinel failover: promotion {promoted_at - killed_at:.2f} s after "
+            f"\nLeases, {kind} failover: promotion {promoted_at - killed_at:.2f} s after "
             f"SIGKILL; longest pause of an issuing process {pause:.2f} s; "
             f"{sum(len(r) for *_, r in per_process)} refusals; {len(everything)} ids, none twice"
         )

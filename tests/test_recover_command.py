@@ -67,11 +67,16 @@ def test_dry_run_says_a_state_another_server_wrote_is_resynced():
     ShopOrder.objects.create(user_id=1, number=fmt.compose(now - 5, 9, 1))
     set_order_state(stream, (now + 2, 4))
     store = get_store()
-    store.client().hset(store.key(stream), "rid", "another-server")
+    client, key = store.client(), store.key(stream)
+    client.hset(key, "rid", "another-server")
+    written = client.hgetall(key)
     planned = json.loads(recover("--dry-run", "--json", "testapp.ShopOrder"))["streams"][0]
     assert planned["changed"] and planned["store_after"].endswith("#0")
+    assert planned["store_before"] == _position_text(fmt, (now + 2, 4))
     assert planned["store_after"] == _position_text(fmt, (now + 3, 0))
-    assert store.client().hget(store.key(stream), "rid") == b"another-server"  # untouched
+    table = recover("--dry-run", "testapp.ShopOrder")
+    assert "would resume" in table and _position_text(fmt, (now + 3, 0)) in table
+    assert client.hgetall(key) == written  # neither dry run wrote a field
     done = json.loads(recover("--json", "testapp.ShopOrder"))["streams"][0]
     assert done == planned
     assert get_store().read(stream) == (now + 3, 0)

@@ -84,7 +84,10 @@ def test_script_waits_out_tryagain_while_its_keys_are_split_by_a_migration(clust
 
     def finish() -> None:
         src.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", keys[1])
-        for server in cluster.servers:
+        # The target first, then the source (as Redis documents it): the other way round,
+        # the source sends the call to a target that, still importing, sends it back, and
+        # the script's redirections can run out before the target learns the slot is its.
+        for server in (target, source, *cluster.servers):
             server.client().execute_command(
                 "CLUSTER", "SETSLOT", slot, "NODE", cluster.node_id(target)
             )

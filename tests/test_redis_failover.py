@@ -1,5 +1,7 @@
-"""A failover must not reissue: a replica that lagged, promoted; and a real Sentinel failover
-(SIGKILL of the primary) under four writing processes. Named sequences and order numbers."""
+"""A failover must not reissue: a replica that lagged, promoted; and real failovers (SIGKILL
+of the primary) under four writing processes, behind Sentinel and on a Redis Cluster whose
+primary of the key's slot dies and whose replica the cluster promotes. Named sequences and
+order numbers."""
 
 from __future__ import annotations
 
@@ -16,9 +18,10 @@ from django.test import override_settings
 from django_snowid import next_value, next_values
 from django_snowid.exceptions import OrderNumberUnavailable
 from django_snowid.orders.stores import get_store as get_order_store
+from django_snowid.sequences.api import get_store as get_sequence_store
 from django_snowid.sequences.database import close_mark_connections, read_marks
 from django_snowid.sequences.exceptions import SequenceUnavailable
-from tests.redis_topologies import SentinelGroup, Writers
+from tests.redis_topologies import FAILOVERS, Writers, failover_topology
 from tests.support import ThrowawayRedis, set_order_state
 from tests.testapp.models import ShopOrder
 
@@ -88,18 +91,20 @@ def _write(stop: Any, results: Any, process: int) -> None:
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_sentinel_failover_under_four_writers_reissues_nothing(tmp_path, capsys):
-    with SentinelGroup(str(tmp_path)) as group:
+@pytest.mark.parametrize("kind", FAILOVERS)
+def test_failover_under_four_writers_reissues_nothing(tmp_path, capsys, kind):
+    with failover_topology(kind, str(tmp_path)) as (topology_settings, kill):
         connections.close_all()
         with override_settings(
-            CACHES=group.caches(),
+            **topology_settings,
             SNOWID_SEQUENCE_BACKEND="redis",
             SNOWID_SEQUENCE_MIN_STEP=50,
             SNOWID_SEQUENCE_MAX_STEP=200,
         ):
+            key = get_sequence_store().key("customer")  # type: ignore[attr-defined]
             with Writers(_write, PROCESSES) as writers:
                 time.sleep(0.8)
-                killed_at, promoted_at = group.kill_primary()
+                killed_at, promoted_at = kill(key)
                 time.sleep(1.0)  # writers continue on the new primary
                 writers.event.set()  # stop
                 per_process = writers.results()
@@ -116,7 +121,8 @@ def test_sentinel_failover_under_four_writers_reissues_nothing(tmp_path, capsys)
     )
     with capsys.disabled():
         print(
-            f"\nSentinel failover: promotion {promoted_at - killed_at:.2f} s after SIGKILL; "
+            f"\n{kind} failover (sequences): promotion {promoted_at - killed_at:.2f} s after "
+            "SIGKILL; "
             f"longest pause of a writer {pause:.2f} s; "
             f"{sum(d for _, _, d, _ in per_process)} SequenceUnavailable retried; "
             f"{len(values)} values, none twice"
@@ -190,22 +196,25 @@ def _create_orders(saved: Any, stop: Any, results: Any, process: int) -> None:
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_sentinel_failover_under_four_order_writers_reissues_nothing(tmp_path, capsys):
-    fmt = ShopOrder._meta.get_field("number").format
+@pytest.mark.parametrize("kind", FAILOVERS)
+def test_failover_under_four_order_writers_reissues_nothing(tmp_path, capsys, kind):
+    field = ShopOrder._meta.get_field("number")
+    fmt = field.format
     # Orders each writer saved so far: the primary dies once every writer is saving.
     saved = multiprocessing.get_context("fork").Array("i", PROCESSES, lock=False)
-    with SentinelGroup(str(tmp_path)) as group:
+    with failover_topology(kind, str(tmp_path)) as (topology_settings, kill):
         connections.close_all()
         with (
-            override_settings(CACHES=group.caches(), SNOWID_ORDER_BACKEND="redis"),
+            override_settings(**topology_settings, SNOWID_ORDER_BACKEND="redis"),
             Writers(functools.partial(_create_orders, saved), PROCESSES) as writers,
         ):
+            key = get_order_store().key(field.stream)  # type: ignore[attr-defined]
             deadline = time.monotonic() + 30
             while not all(saved):
                 assert time.monotonic() < deadline, "the writers did not start within 30 s"
                 time.sleep(0.05)
             time.sleep(0.5)
-            killed_at, promoted_at = group.kill_primary()
+            killed_at, promoted_at = kill(key)
             time.sleep(1.5)  # writers continue on the new primary
             writers.event.set()  # stop
             per_process = writers.results()
@@ -228,7 +237,7 @@ def test_sentinel_failover_under_four_order_writers_reissues_nothing(tmp_path, c
     )
     with capsys.disabled():
         print(
-            f"\nSentinel failover (order numbers): promotion {promoted_at - killed_at:.2f} s "
+            f"\n{kind} failover (order numbers): promotion {promoted_at - killed_at:.2f} s "
             f"after SIGKILL; longest pause of a writer {pause:.2f} s; "
             f"{sum(u for _, _, u, _, _ in per_process)} OrderNumberUnavailable retried; "
             f"{len(numbers)} orders, no number or position twice"
