@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from django_snowid.core.sequence import Reserved, reserve
 from django_snowid.models import OrderStreamState
-from django_snowid.orders.stores import MISSING, DatabaseOrderStore, ReserveArgs
+from django_snowid.orders.stores import MISSING, DatabaseOrderStore, RecoverArgs, ReserveArgs
 from django_snowid.orders.stores.database import claim
 from tests.order_cases import NOW, picked, reservations
 from tests.testapp.models import ShopOrder
@@ -169,3 +169,31 @@ def test_a_new_second_costs_one_statement():
         outcome = DatabaseOrderStore(clock=lambda: NOW + 0.5).reserve(STREAM, args)
     assert [q["sql"].split()[0] for q in queries] == ["UPDATE"]
     assert (outcome, _row()) == (Reserved(NOW, 1, 1), (NOW, 1))
+
+
+@property_settings
+@given(
+    offset=st.sampled_from([0, 19_800, -5 * 3600]),
+    row=st.none() | st.tuples(st.integers(-3, 3), st.integers(0, 20)),
+    database=st.none() | st.tuples(st.integers(-3, 3), st.integers(0, 20)),
+    first_sequence=st.integers(1, 10),
+    force=st.booleans(),
+)
+def test_recover_dry_run_answers_what_the_statement_does(
+    offset, row, database, first_sequence, force
+):
+    """``snowid_recover --dry-run`` on the database store answers with
+    ``core.sequence.resume``; the real recovery runs one upsert. Same states, same answer,
+    and the dry run writes nothing."""
+    local = NOW + offset
+    row = None if row is None else (local + row[0], row[1])
+    database = None if database is None else (local + database[0], database[1])
+    OrderStreamState.objects.filter(name=STREAM).delete()
+    if row is not None:
+        _set_row(row)
+    store = DatabaseOrderStore(clock=lambda: NOW + 0.5)
+    args = RecoverArgs(offset=offset, first_sequence=first_sequence, force=force)
+    planned = store.recover(STREAM, database, args._replace(dry_run=True))
+    assert _row() == row
+    assert store.recover(STREAM, database, args) == planned
+    assert _row() == planned[1]
