@@ -1,0 +1,202 @@
+"""Order numbers before and after the restructuring of the Django glue, in the same run.
+
+    python benchmarks/bench_restructure.py [--rounds 6] [--creates 1000] [--bulks 40]
+                                           [--db sqlite,postgresql] [--before ef15948]
+
+The tree before the restructuring (commit ``ef15948``: send-ahead, the patched
+``Model._do_insert``, the thread-local handoff) is exported with ``git archive`` into a
+temporary directory; the current ``django_snowid/`` is the working tree. Each round runs
+one child process per tree, in alternating order (old, new; then new, old), so that the
+machine's drift hits both alike. A child imports its tree's ``django_snowid`` (it prints
+which file it imported), creates a test database, and times, on the benchmark's own
+``NumberedOrder`` model with the Redis order store (a redis-server of this run's own):
+
+- ``create()`` of one row with an order number, ``--creates`` times;
+- ``bulk_create()`` of 100 such rows through ``OrderNumberQuerySet``, ``--bulks`` times;
+- the Python function calls of one ``create()`` (cProfile): a figure the machine's load
+  does not move.
+
+Printed: per database and operation, the median time of each tree, and the ratio new/old
+per round (median, and the spread over the rounds). Needs a git checkout with that commit,
+``redis-server``, and PostgreSQL on 127.0.0.1:5432 for the PostgreSQL rows (skipped, with
+a line saying so, when it is not reachable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BULK = 100  # rows a bulk_create()
+
+
+# ------------------------------------------------------------------ one tree, one child
+def child(tree: str, db: str, creates: int, bulks: int) -> None:
+    """Runs in a process of its own: ``tree``'s ``django_snowid`` first on the path."""
+    sys.path[:0] = [tree, str(ROOT)]
+    os.environ["SNOWID_BENCH_DB"] = db
+    os.environ["DJANGO_SETTINGS_MODULE"] = "benchmarks.settings"
+    import cProfile
+    import pstats
+
+    import django
+
+    django.setup()
+    from django.db import connection
+
+    import django_snowid
+    from benchmarks.benchapp.models import NumberedOrder
+
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+    try:
+        for i in range(50):  # recovery, script loading, connections, caches
+            NumberedOrder.objects.create(user_id=i)
+        began = time.perf_counter()
+        for i in range(creates):
+            NumberedOrder.objects.create(user_id=i)
+        create_us = (time.perf_counter() - began) / creates * 1e6
+        began = time.perf_counter()
+        for _ in range(bulks):
+            NumberedOrder.objects.bulk_create([NumberedOrder(user_id=u) for u in range(BULK)])
+        bulk_us = (time.perf_counter() - began) / bulks * 1e6
+        profile = cProfile.Profile()
+        profile.enable()
+        for i in range(100):
+            NumberedOrder.objects.create(user_id=i)
+        profile.disable()
+        calls = pstats.Stats(profile).total_calls / 100  # type: ignore[attr-defined]
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+    print(
+        json.dumps(
+            {
+                "imported": django_snowid.__file__,
+                "create_us": create_us,
+                "bulk_us": bulk_us,
+                "calls_per_create": calls,
+            }
+        )
+    )
+
+
+# ------------------------------------------------------------------------- the parent
+def export_tree(commit: str, into: str) -> str:
+    """``django_snowid/`` as it was at ``commit``, extracted under ``into``."""
+    try:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", "--format=tar", commit, "django_snowid"],
+            check=True,
+            capture_output=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        detail = getattr(exc, "stderr", b"") or b""
+        raise SystemExit(
+            f"bench_restructure: cannot export {commit} from a git checkout at {ROOT}: "
+            f"{detail.decode().strip() or exc}"
+        ) from None
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def postgresql_reachable() -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", 5432), timeout=2).close()
+        return True
+    except OSError:
+        return False
+
+
+def run_child(tree: str, db: str, args: argparse.Namespace, env: dict[str, str]) -> dict:
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", tree, "--db", db,
+         "--creates", str(args.creates), "--bulks", str(args.bulks)],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"bench_restructure: the {db} child of {tree} failed:\n{done.stderr}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    if not result["imported"].startswith(tree):
+        raise SystemExit(f"bench_restructure: {tree} imported {result['imported']}")
+    return result
+
+
+def spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f})"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--creates", type=int, default=1000)
+    parser.add_argument("--bulks", type=int, default=40)
+    parser.add_argument("--db", default="sqlite,postgresql")
+    parser.add_argument("--before", default="ef15948", help="the commit before the change")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.db, args.creates, args.bulks)
+        return 0
+    if not shutil.which("redis-server"):
+        print("bench_restructure: redis-server is not installed")
+        return 1
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.servers import OwnRedis
+
+    databases = args.db.split(",")
+    if "postgresql" in databases and not postgresql_reachable():
+        print("bench_restructure: PostgreSQL at 127.0.0.1:5432 is not reachable: skipped")
+        databases.remove("postgresql")
+    workdir = tempfile.mkdtemp(prefix="snowid-bench-before-")
+    try:
+        trees = {"old": export_tree(args.before, workdir), "new": str(ROOT)}
+        with OwnRedis() as server:
+            env = {**os.environ, "SNOWID_BENCH_REDIS_URL": f"redis://127.0.0.1:{server.port}/0"}
+            env.pop("PYTHONPATH", None)
+            report(databases, trees, args, env)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+def report(databases: list[str], trees: dict[str, str], args: argparse.Namespace, env) -> None:
+    load = os.getloadavg()[0]
+    print(
+        f"Order numbers (Redis store) before ({args.before}) and after the restructuring; "
+        f"{args.rounds} rounds of alternating child processes; load average {load:.2f}"
+    )
+    for db in databases:
+        runs: dict[str, list[dict]] = {"old": [], "new": []}
+        for number in range(args.rounds):
+            for name in ("old", "new") if number % 2 == 0 else ("new", "old"):
+                runs[name].append(run_child(trees[name], db, args, env))
+        for what, key in (("create()", "create_us"), (f"bulk_create({BULK})", "bulk_us")):
+            old = [r[key] for r in runs["old"]]
+            new = [r[key] for r in runs["new"]]
+            ratios = [n / o for n, o in zip(new, old, strict=True)]
+            print(
+                f"  {db:10} {what:18} old {statistics.median(old):9,.0f} µs   "
+                f"new {statistics.median(new):9,.0f} µs   new/old {spread(ratios)}"
+            )
+        old_calls = statistics.median(r["calls_per_create"] for r in runs["old"])
+        new_calls = statistics.median(r["calls_per_create"] for r in runs["new"])
+        print(
+            f"  {db:10} {'Python calls':18} old {old_calls:9,.0f}      "
+            f"new {new_calls:9,.0f}      new/old {new_calls / old_calls:.3f} (a create())"
+        )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
