@@ -5,9 +5,12 @@
 
 The tree before the restructuring (commit ``ef15948``: send-ahead, the patched
 ``Model._do_insert``, the thread-local handoff) is exported with ``git archive`` into a
-temporary directory; the current ``django_snowid/`` is the working tree. Each round runs
-one child process per tree, in alternating order (old, new; then new, old), so that the
-machine's drift hits both alike. A child imports its tree's ``django_snowid`` (it prints
+temporary directory; the current ``django_snowid/`` is the working tree. The old tree runs
+twice: as it was (send-ahead on, its default) and with ``SNOWID_ORDER_SEND_AHEAD = False``,
+which tells the cost of the restructuring from the cost of removing send-ahead (which
+overlapped the Redis round trip with Django's work before the INSERT). Each round runs one
+child process per variant, the order rotating from round to round, so that the machine's
+drift hits all alike. A child imports its tree's ``django_snowid`` (it prints
 which file it imported), creates a test database, and times, on the benchmark's own
 ``NumberedOrder`` model with the Redis order store (a redis-server of this run's own):
 
@@ -43,7 +46,7 @@ BULK = 100  # rows a bulk_create()
 
 
 # ------------------------------------------------------------------ one tree, one child
-def child(tree: str, db: str, creates: int, bulks: int) -> None:
+def child(tree: str, db: str, creates: int, bulks: int, send_ahead: bool) -> None:
     """Runs in a process of its own: ``tree``'s ``django_snowid`` first on the path."""
     sys.path[:0] = [tree, str(ROOT)]
     os.environ["SNOWID_BENCH_DB"] = db
@@ -54,11 +57,18 @@ def child(tree: str, db: str, creates: int, bulks: int) -> None:
     import django
 
     django.setup()
+    from django.conf import settings
     from django.db import connection
+
+    settings.SNOWID_ORDER_SEND_AHEAD = send_ahead  # read by the old tree only
 
     import django_snowid
     from benchmarks.benchapp.models import NumberedOrder
 
+    if db == "sqlite":
+        # In memory: a commit to a file costs an fsync whose time drifts by more than the
+        # code under test costs; PostgreSQL gives the figures with a real commit.
+        connection.settings_dict["TEST"]["NAME"] = None
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     try:
         for i in range(50):  # recovery, script loading, connections, caches
@@ -119,10 +129,17 @@ def postgresql_reachable() -> bool:
         return False
 
 
-def run_child(tree: str, db: str, args: argparse.Namespace, env: dict[str, str]) -> dict:
+#: The variants a round runs: (tree, send-ahead), the old tree as it was and without it.
+VARIANTS = {"old": ("old", True), "old, no send-ahead": ("old", False), "new": ("new", False)}
+
+
+def run_child(
+    tree: str, db: str, send_ahead: bool, args: argparse.Namespace, env: dict[str, str]
+) -> dict:
     done = subprocess.run(
         [sys.executable, __file__, "--child", tree, "--db", db,
-         "--creates", str(args.creates), "--bulks", str(args.bulks)],
+         "--creates", str(args.creates), "--bulks", str(args.bulks),
+         *(["--send-ahead"] if send_ahead else [])],
         env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     if done.returncode != 0:
@@ -145,9 +162,10 @@ def main() -> int:
     parser.add_argument("--db", default="sqlite,postgresql")
     parser.add_argument("--before", default="ef15948", help="the commit before the change")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--send-ahead", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.db, args.creates, args.bulks)
+        child(args.child, args.db, args.creates, args.bulks, args.send_ahead)
         return 0
     if not shutil.which("redis-server"):
         print("bench_restructure: redis-server is not installed")
@@ -175,27 +193,26 @@ def report(databases: list[str], trees: dict[str, str], args: argparse.Namespace
     load = os.getloadavg()[0]
     print(
         f"Order numbers (Redis store) before ({args.before}) and after the restructuring; "
-        f"{args.rounds} rounds of alternating child processes; load average {load:.2f}"
+        f"{args.rounds} rounds of rotating child processes; load average {load:.2f}; "
+        "SQLite in memory"
     )
+    names = list(VARIANTS)
     for db in databases:
-        runs: dict[str, list[dict]] = {"old": [], "new": []}
+        runs: dict[str, list[dict]] = {name: [] for name in names}
         for number in range(args.rounds):
-            for name in ("old", "new") if number % 2 == 0 else ("new", "old"):
-                runs[name].append(run_child(trees[name], db, args, env))
+            for name in names[number % 3 :] + names[: number % 3]:
+                tree, send_ahead = VARIANTS[name]
+                runs[name].append(run_child(trees[tree], db, send_ahead, args, env))
         for what, key in (("create()", "create_us"), (f"bulk_create({BULK})", "bulk_us")):
-            old = [r[key] for r in runs["old"]]
-            new = [r[key] for r in runs["new"]]
-            ratios = [n / o for n, o in zip(new, old, strict=True)]
-            print(
-                f"  {db:10} {what:18} old {statistics.median(old):9,.0f} µs   "
-                f"new {statistics.median(new):9,.0f} µs   new/old {spread(ratios)}"
-            )
-        old_calls = statistics.median(r["calls_per_create"] for r in runs["old"])
-        new_calls = statistics.median(r["calls_per_create"] for r in runs["new"])
-        print(
-            f"  {db:10} {'Python calls':18} old {old_calls:9,.0f}      "
-            f"new {new_calls:9,.0f}      new/old {new_calls / old_calls:.3f} (a create())"
-        )
+            times = {name: [r[key] for r in runs[name]] for name in names}
+            medians = "   ".join(f"{n} {statistics.median(t):7,.0f} µs" for n, t in times.items())
+            print(f"  {db:10} {what:17} {medians}")
+            for base in names[:2]:
+                ratios = [n / o for n, o in zip(times["new"], times[base], strict=True)]
+                print(f"  {'':10} {'':17} new/({base}) {spread(ratios)}")
+        calls = {n: statistics.median(r["calls_per_create"] for r in runs[n]) for n in names}
+        text = "   ".join(f"{n} {c:,.0f}" for n, c in calls.items())
+        print(f"  {db:10} {'Python calls':17} {text} (one create())")
 
 
 if __name__ == "__main__":
