@@ -13,7 +13,7 @@ import os
 import tempfile
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from django.conf import settings
 from django.core.signals import setting_changed
@@ -62,40 +62,54 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+T = TypeVar("T")
+
+
 def _get(name: str) -> Any:
     return getattr(settings, name, DEFAULTS[name])
+
+
+class Setting(Generic[T]):
+    """One ``SNOWID_*`` setting as an attribute of :class:`SnowidSettings`, read from
+    Django's settings on every access: ``EPOCH`` reads ``SNOWID_EPOCH``."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = f"SNOWID_{name}"
+
+    def __get__(self, instance: object, owner: type | None = None) -> T:
+        return _get(self.name)
 
 
 class SnowidSettings:
     """Typed access to the ``SNOWID_*`` settings; nothing is read at import time."""
 
-    @property
-    def EPOCH(self) -> datetime | str:
-        return _get("SNOWID_EPOCH")
+    EPOCH: Setting[datetime | str] = Setting()
+    LAYOUT: Setting[str | Mapping[str, Any]] = Setting()
+    LAYOUTS: Setting[Mapping[str, str | Mapping[str, Any]]] = Setting()
 
-    @property
-    def LAYOUT(self) -> str | Mapping[str, Any]:
-        return _get("SNOWID_LAYOUT")
+    WORKER_ID: Setting[int | Mapping[str, int]] = Setting()
+    WORKER_ID_SOURCE: Setting[WorkerIdSource] = Setting()
+    WORKER_POOL_SIZE: Setting[int | None] = Setting()
+    WORKER_LEASE_TTL_S: Setting[float] = Setting()
+    WORKER_RESUME_MAX_WAIT_MS: Setting[float] = Setting()
+    WORKER_ID_ENV: Setting[str] = Setting()
+    CLOCK_BACKWARDS_TOLERANCE_MS: Setting[float] = Setting()
 
-    @property
-    def LAYOUTS(self) -> Mapping[str, str | Mapping[str, Any]]:
-        return _get("SNOWID_LAYOUTS")
+    PUBLIC_ID_ALPHABET: Setting[str | None] = Setting()
+    PUBLIC_ID_MIN_LENGTH: Setting[int] = Setting()
 
-    @property
-    def WORKER_ID(self) -> int | Mapping[str, int]:
-        return _get("SNOWID_WORKER_ID")
+    REDIS_ALIAS: Setting[str] = Setting()
+    REDIS_KEY_PREFIX: Setting[str] = Setting()
+    #: A dotted path (or a callable) returning a redis-py client; None: django-redis.
+    REDIS_CLIENT_FACTORY: Setting[Any] = Setting()
 
-    @property
-    def WORKER_ID_SOURCE(self) -> WorkerIdSource:
-        return _get("SNOWID_WORKER_ID_SOURCE")
-
-    @property
-    def WORKER_POOL_SIZE(self) -> int | None:
-        return _get("SNOWID_WORKER_POOL_SIZE")
-
-    @property
-    def WORKER_LEASE_TTL_S(self) -> float:
-        return _get("SNOWID_WORKER_LEASE_TTL_S")
+    ORDER_BACKEND: Setting[OrderBackend] = Setting()
+    ORDER_ALLOW_DST: Setting[bool] = Setting()
+    ORDER_WHEN_FULL: Setting[WhenFull] = Setting()
+    ORDER_MAX_WAIT_MS: Setting[float] = Setting()
+    ORDER_MAX_BACKWARDS_S: Setting[int] = Setting()
+    ORDER_RANDOM_START: Setting[int] = Setting()
+    ORDER_INSERT_RETRIES: Setting[int] = Setting()
 
     @property
     def WORKER_SLOT_DIR(self) -> str:
@@ -117,71 +131,9 @@ class SnowidSettings:
         digest = hashlib.sha1(project.encode()).hexdigest()[:12]
         return os.path.join(tempfile.gettempdir(), "django-snowid-slots", digest)
 
-    @property
-    def WORKER_RESUME_MAX_WAIT_MS(self) -> float:
-        return _get("SNOWID_WORKER_RESUME_MAX_WAIT_MS")
-
-    @property
-    def WORKER_ID_ENV(self) -> str:
-        return _get("SNOWID_WORKER_ID_ENV")
-
-    @property
-    def CLOCK_BACKWARDS_TOLERANCE_MS(self) -> float:
-        return _get("SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS")
-
-    @property
-    def PUBLIC_ID_ALPHABET(self) -> str | None:
-        return _get("SNOWID_PUBLIC_ID_ALPHABET")
-
-    @property
-    def PUBLIC_ID_MIN_LENGTH(self) -> int:
-        return _get("SNOWID_PUBLIC_ID_MIN_LENGTH")
-
-    @property
-    def REDIS_ALIAS(self) -> str:
-        return _get("SNOWID_REDIS_ALIAS")
-
-    @property
-    def REDIS_KEY_PREFIX(self) -> str:
-        return _get("SNOWID_REDIS_KEY_PREFIX")
-
-    @property
-    def REDIS_CLIENT_FACTORY(self) -> Any:
-        """A dotted path (or a callable) returning a redis-py client; None: django-redis."""
-        return _get("SNOWID_REDIS_CLIENT_FACTORY")
-
-    # ------------------------------------------------------- order numbers
-    @property
-    def ORDER_BACKEND(self) -> OrderBackend:
-        return _get("SNOWID_ORDER_BACKEND")
-
     def order_format_default(self, name: str) -> Any:
         """``packing``, ``sequence_bits``, ... : the default of one format option."""
         return _get(f"SNOWID_ORDER_{name.upper()}")
-
-    @property
-    def ORDER_ALLOW_DST(self) -> bool:
-        return _get("SNOWID_ORDER_ALLOW_DST")
-
-    @property
-    def ORDER_WHEN_FULL(self) -> WhenFull:
-        return _get("SNOWID_ORDER_WHEN_FULL")
-
-    @property
-    def ORDER_MAX_WAIT_MS(self) -> float:
-        return _get("SNOWID_ORDER_MAX_WAIT_MS")
-
-    @property
-    def ORDER_MAX_BACKWARDS_S(self) -> int:
-        return _get("SNOWID_ORDER_MAX_BACKWARDS_S")
-
-    @property
-    def ORDER_RANDOM_START(self) -> int:
-        return _get("SNOWID_ORDER_RANDOM_START")
-
-    @property
-    def ORDER_INSERT_RETRIES(self) -> int:
-        return _get("SNOWID_ORDER_INSERT_RETRIES")
 
 
 conf = SnowidSettings()
