@@ -26,6 +26,7 @@ from .exceptions import LayoutError
 from .fields import SnowflakeAutoField
 from .orders.formats import build_format
 from .orders.stores import BACKENDS
+from .redisclient import RedisClientError, factory
 from .workerchecks import check_worker_id, check_worker_settings
 
 EXHAUSTION_WARNING = timedelta(days=3653)  # ten years
@@ -92,8 +93,6 @@ def check_clock_tolerance(app_configs: Any = None, **kwargs: Any) -> list[CheckM
 def check_redis_client(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """SNOWID_REDIS_CLIENT_FACTORY must name a callable (it is not called here: that would
     connect to Redis)."""
-    from .redisclient import RedisClientError, factory
-
     try:
         factory()
     except RedisClientError as exc:

@@ -20,7 +20,7 @@ from typing import Any
 
 from django.utils.module_loading import import_string
 
-from .conf import on_settings_changed
+from .conf import conf, on_settings_changed
 from .exceptions import SnowidError
 
 __all__ = ["RedisClientError", "factory", "get_client"]
@@ -44,8 +44,6 @@ on_settings_changed(_clients.clear)
 
 def factory() -> Callable[[], Any] | None:
     """The callable ``SNOWID_REDIS_CLIENT_FACTORY`` names, or None when it is not set."""
-    from .conf import conf
-
     path = conf.REDIS_CLIENT_FACTORY
     if path is None:
         return None
@@ -72,8 +70,6 @@ def factory() -> Callable[[], Any] | None:
 
 def get_client() -> Any:
     """The redis-py client of our Redis features (order numbers, leases, sequences)."""
-    from .conf import conf
-
     path, alias = conf.REDIS_CLIENT_FACTORY, conf.REDIS_ALIAS
     key = (os.getpid(), path if isinstance(path, str) else repr(path), alias)
     client = _clients.get(key)
@@ -104,8 +100,6 @@ def _make(alias: str) -> Any:
 
 def describe() -> str:
     """How the client is chosen, for error messages."""
-    from .conf import conf
-
     path = conf.REDIS_CLIENT_FACTORY
     if path is not None:
         return f"SNOWID_REDIS_CLIENT_FACTORY {path!r}"

@@ -3,6 +3,10 @@
 PostgreSQL and SQLite: ``INSERT ... ON CONFLICT DO UPDATE ... RETURNING``; MariaDB/MySQL:
 ``INSERT ... ON DUPLICATE KEY UPDATE value = LAST_INSERT_ID(...)`` (see
 :mod:`django_snowid.returning`).
+
+``SequenceMark`` is imported where it is used: this module is imported with
+``django_snowid.sequences``, which a project's models may import before the app registry
+is ready, and a model class cannot be defined before then.
 """
 
 from __future__ import annotations

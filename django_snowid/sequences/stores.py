@@ -24,7 +24,7 @@ from ..core.seqplan import (
     plan_step,
     storage_name,
 )
-from ..redisclient import describe
+from ..redisclient import RedisClientError, describe, get_client
 from ..redisscripts import RedisScript, RedisUnavailable
 from .config import SequenceSpec
 from .database import advance, advance_committed
@@ -191,8 +191,6 @@ class RedisSequenceStore:
 
     def client(self) -> Any:
         if self._client is None:
-            from ..redisclient import RedisClientError, get_client
-
             try:
                 self._client = get_client()
             except RedisClientError as exc:
