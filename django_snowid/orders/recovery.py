@@ -16,7 +16,7 @@ from ..core.orderformat import OrderNumberFormat
 from ..inventory import column_max
 from .stores import Position, RecoverArgs, get_store
 
-__all__ = ["database_position", "databases_for", "recover_stream"]
+__all__ = ["database_position", "databases_for", "recover_stream", "resume_past"]
 
 
 def databases_for(model: type[models.Model]) -> list[str]:
@@ -67,10 +67,24 @@ def recover_stream(
     using: str | None = None,
     force: bool = False,
     first_sequence: int = 1,
-    dry_run: bool = False,
 ) -> tuple[Position | None, Position]:
     """Recover the store's state of ``stream`` from its ``fields`` in the database
-    (``core.sequence.resume``).
+    (``core.sequence.resume``): :func:`resume_past` the database's largest number."""
+    position, _ = database_position(fields, fmt, using=using)
+    return resume_past(stream, fmt, position, force=force, first_sequence=first_sequence)
+
+
+def resume_past(
+    stream: str,
+    fmt: OrderNumberFormat,
+    position: Position | None,
+    *,
+    force: bool = False,
+    first_sequence: int = 1,
+    dry_run: bool = False,
+) -> tuple[Position | None, Position]:
+    """Resume the store's state of ``stream`` past ``position``, the database's largest
+    number (:func:`database_position`).
 
     A store that holds nothing or less than the database (or any store, ``force``; or, in
     Redis, a state another server wrote) resumes at the second after both the database's
@@ -78,7 +92,6 @@ def recover_stream(
     Returns (before, after); ``dry_run`` returns what a recovery would do and changes
     nothing.
     """
-    position, _ = database_position(fields, fmt, using=using)
     args = RecoverArgs(
         offset=fmt.utc_offset_at(time.time()),
         first_sequence=first_sequence,

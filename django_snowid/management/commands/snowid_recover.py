@@ -21,7 +21,7 @@ from ... import inventory
 from ...exceptions import OrderNumberError, OrderNumberUnavailable, SnowidError
 from ...inventory import check_labels, column_max, field_label
 from ...orders.issuer import fields_of_stream
-from ...orders.recovery import database_position, recover_stream
+from ...orders.recovery import database_position, resume_past
 from ...orders.stores import get_store
 from ._store_errors import store_errors
 
@@ -82,11 +82,11 @@ class Command(BaseCommand):
                     continue
                 done.add(stream)
                 fields = fields_of_stream(stream)
-                _, maxima = database_position(fields, fmt, using=database)
+                position, maxima = database_position(fields, fmt, using=database)
                 # A dry run is the store's own recovery, on its clock, writing nothing: it
                 # says what the real run would do (a Redis state another server wrote
                 # included).
-                before, after = recover_stream(stream, fmt, fields, using=database, dry_run=dry_run)
+                before, after = resume_past(stream, fmt, position, dry_run=dry_run)
                 for each, largest in maxima:
                     rows.append(
                         {
