@@ -1,0 +1,104 @@
+"""No module of the app imports a module that imports it back, even inside a function.
+
+Read from the source (``ast``), so that an import made late, inside a function, counts
+as much as one at the top: a cycle dodged by a late import is still a cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import django_snowid
+
+PACKAGE = Path(django_snowid.__file__).resolve().parent
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Each module of the package under ``root``, and the modules of it that it imports."""
+    files = {
+        module_name(path, root): path
+        for path in root.rglob("*.py")
+        if "migrations" not in path.relative_to(root).parts
+    }
+    graph: dict[str, set[str]] = {name: set() for name in files}
+    for name, path in files.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # ``from ..x import y``: up node.level - 1 packages
+                    parts = package.split(".")
+                    anchor = parts[: len(parts) - node.level + 1]
+                    base = ".".join(anchor + ([node.module] if node.module else []))
+                # ``from .pkg import sub``: the submodule when there is one, else the module.
+                targets = [
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in files else base
+                    for alias in node.names
+                ]
+            else:
+                continue
+            graph[name].update(t for t in targets if t in files and t != name)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_graph_sees_late_imports():
+    graph = import_graph(PACKAGE)
+    # sequences/database.py imports its model inside functions only.
+    assert "django_snowid.sequences.models" in graph["django_snowid.sequences.database"]
+    assert "django_snowid.conf" in graph["django_snowid.redisclient"]
+
+
+def test_no_module_imports_a_module_that_imports_it_back():
+    assert cycles(import_graph(PACKAGE)) == []
+
+
+def test_a_cycle_is_found(tmp_path):
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "a.py").write_text("from .sub import b\n")
+    (package / "sub" / "b.py").write_text("def f():\n    from ..a import x\n")
+    assert cycles(import_graph(package)) == [["pkg.a", "pkg.sub.b"]]
