@@ -1,7 +1,7 @@
 """Order numbers before and after the restructuring of the Django glue, in the same run.
 
     python benchmarks/bench_restructure.py [--rounds 6] [--creates 1000] [--bulks 40]
-                                           [--db sqlite,postgresql] [--before ef15948]
+                                           [--db sqlite,postgresql,mariadb] [--before ef15948]
 
 The tree before the restructuring (commit ``ef15948``: send-ahead, the patched
 ``Model._do_insert``, the thread-local handoff) is exported with ``git archive`` into a
@@ -16,13 +16,14 @@ which file it imported), creates a test database, and times, on the benchmark's 
 
 - ``create()`` of one row with an order number, ``--creates`` times;
 - ``bulk_create()`` of 100 such rows through ``OrderNumberQuerySet``, ``--bulks`` times;
-- the Python function calls of one ``create()`` (cProfile): a figure the machine's load
+- the Python function calls, SQL statements and Redis commands of one ``create()``
+  (cProfile, a query wrapper, the Redis server's own count): figures the machine's load
   does not move.
 
 Printed: per database and operation, the median time of each tree, and the ratio new/old
 per round (median, and the spread over the rounds). Needs a git checkout with that commit,
-``redis-server``, and PostgreSQL on 127.0.0.1:5432 for the PostgreSQL rows (skipped, with
-a line saying so, when it is not reachable).
+``redis-server``, PostgreSQL on 127.0.0.1:5432 and MariaDB on 127.0.0.1:3306 for their rows
+(each skipped, with a line saying so, when it is not reachable).
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def child(tree: str, db: str, creates: int, bulks: int, send_ahead: bool) -> Non
 
     if db == "sqlite":
         # In memory: a commit to a file costs an fsync whose time drifts by more than the
-        # code under test costs; PostgreSQL gives the figures with a real commit.
+        # code under test costs; PostgreSQL and MariaDB give the figures with a real commit.
         connection.settings_dict["TEST"]["NAME"] = None
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     try:
@@ -87,6 +88,9 @@ def child(tree: str, db: str, creates: int, bulks: int, send_ahead: bool) -> Non
             NumberedOrder.objects.create(user_id=i)
         profile.disable()
         calls = pstats.Stats(profile).total_calls / 100  # type: ignore[attr-defined]
+        queries, commands = round_trips(
+            connection, lambda i: NumberedOrder.objects.create(user_id=i)
+        )
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
     print(
@@ -96,9 +100,36 @@ def child(tree: str, db: str, creates: int, bulks: int, send_ahead: bool) -> Non
                 "create_us": create_us,
                 "bulk_us": bulk_us,
                 "calls_per_create": calls,
+                "queries_per_create": queries,
+                "redis_commands_per_create": commands,
             }
         )
     )
+
+
+def round_trips(connection, create, times: int = 100) -> tuple[float, float]:
+    """SQL statements and Redis commands of one ``create()``: counts the load does not move.
+
+    The Redis server is this run's own, used by this child alone; its count of processed
+    commands holds those a Lua script runs too, and the INFO that reads it first (the 1
+    taken off).
+    """
+    import redis
+
+    server = redis.Redis.from_url(os.environ["SNOWID_BENCH_REDIS_URL"])
+    statements = 0
+
+    def count(execute, sql, params, many, context):
+        nonlocal statements
+        statements += 1
+        return execute(sql, params, many, context)
+
+    before = server.info("stats")["total_commands_processed"]
+    with connection.execute_wrapper(count):
+        for i in range(times):
+            create(i)
+    commands = server.info("stats")["total_commands_processed"] - before - 1
+    return statements / times, commands / times
 
 
 # ------------------------------------------------------------------------- the parent
@@ -121,9 +152,13 @@ def export_tree(commit: str, into: str) -> str:
     return into
 
 
-def postgresql_reachable() -> bool:
+#: The database servers' ports on this host, by SNOWID_BENCH_DB name (benchmarks/settings.py).
+SERVER_PORTS = {"postgresql": 5432, "mariadb": 3306}
+
+
+def reachable(port: int) -> bool:
     try:
-        socket.create_connection(("127.0.0.1", 5432), timeout=2).close()
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
         return True
     except OSError:
         return False
@@ -159,7 +194,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--creates", type=int, default=1000)
     parser.add_argument("--bulks", type=int, default=40)
-    parser.add_argument("--db", default="sqlite,postgresql")
+    parser.add_argument("--db", default="sqlite,postgresql,mariadb")
     parser.add_argument("--before", default="ef15948", help="the commit before the change")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--send-ahead", action="store_true", help=argparse.SUPPRESS)
@@ -174,9 +209,10 @@ def main() -> int:
     from benchmarks.servers import OwnRedis
 
     databases = args.db.split(",")
-    if "postgresql" in databases and not postgresql_reachable():
-        print("bench_restructure: PostgreSQL at 127.0.0.1:5432 is not reachable: skipped")
-        databases.remove("postgresql")
+    for db, port in SERVER_PORTS.items():
+        if db in databases and not reachable(port):
+            print(f"bench_restructure: {db} at 127.0.0.1:{port} is not reachable: skipped")
+            databases.remove(db)
     workdir = tempfile.mkdtemp(prefix="snowid-bench-before-")
     try:
         trees = {"old": export_tree(args.before, workdir), "new": str(ROOT)}
@@ -210,9 +246,14 @@ def report(databases: list[str], trees: dict[str, str], args: argparse.Namespace
             for base in names[:2]:
                 ratios = [n / o for n, o in zip(times["new"], times[base], strict=True)]
                 print(f"  {'':10} {'':17} new/({base}) {spread(ratios)}")
-        calls = {n: statistics.median(r["calls_per_create"] for r in runs[n]) for n in names}
-        text = "   ".join(f"{n} {c:,.0f}" for n, c in calls.items())
-        print(f"  {db:10} {'Python calls':17} {text} (one create())")
+        for what, key in (
+            ("Python calls", "calls_per_create"),
+            ("SQL statements", "queries_per_create"),
+            ("Redis commands", "redis_commands_per_create"),  # with those its scripts run
+        ):
+            counts = {n: statistics.median(r[key] for r in runs[n]) for n in names}
+            text = "   ".join(f"{n} {c:,.4g}" for n, c in counts.items())
+            print(f"  {db:10} {what:17} {text} (one create())")
 
 
 if __name__ == "__main__":

@@ -34,3 +34,31 @@ def test_redis_capacity_measures_every_script():
     rates = dict(re.findall(r"^(\S.*?)\s+([\d,]+) calls/s", done.stdout, re.MULTILINE))
     assert len(rates) == 5, done.stdout
     assert all(int(rate.replace(",", "")) > 0 for rate in rates.values()), rates
+
+
+@pytest.mark.slow
+@pytest.mark.redis
+def test_restructure_compares_both_trees():
+    """Needs the git history (the tree before the restructuring is exported from it)."""
+    known = subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", "ef15948^{commit}"])
+    if known.returncode != 0:
+        pytest.skip("not a git checkout holding ef15948, the tree bench_restructure.py compares")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "benchmarks/bench_restructure.py",
+            *("--rounds", "1", "--creates", "20", "--bulks", "1", "--db", "sqlite"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    counts = dict(
+        re.findall(r"^  sqlite\s+(SQL statements|Redis commands)\s+(.*)$", done.stdout, re.M)
+    )
+    assert set(counts) == {"SQL statements", "Redis commands"}, done.stdout
+    for line in counts.values():  # old, old without send-ahead, new: one create() each
+        figures = [float(f) for f in re.findall(r"\s([\d.]+)(?=\s|$)", line)]
+        assert len(figures) == 3 and all(f >= 1 for f in figures), line
