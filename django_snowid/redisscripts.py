@@ -112,8 +112,19 @@ def _read_server_id(link: _Link) -> str:
 
 
 def server_id(client: Any, key: Any) -> str:
-    """The ``run_id`` of the server that holds ``key`` (through this thread's link)."""
-    return _read_server_id(_link(_target(client, key)))
+    """The ``run_id`` of the server that holds ``key``, asked now through this thread's
+    link. Not the link's remembered one: that may be a server that has gone away (a
+    restart on the same address), which a script call finds out only when it sends."""
+    import redis
+
+    server = _target(client, key)
+    try:
+        link = _link(server)
+        link.server_id = None
+        return _read_server_id(link)
+    except redis.exceptions.ConnectionError:
+        _drop(server)  # the link's server went away: one more try, on a new link
+        return _read_server_id(_link(server))
 
 
 def _is_cluster(client: Any) -> bool:

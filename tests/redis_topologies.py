@@ -30,20 +30,37 @@ def current_client() -> Any:
     return CURRENT.client()
 
 
+#: Ports ``cluster_port`` has handed out in this process: never twice, so that the servers
+#: of one cluster cannot be given the same port before any of them has bound it.
+_CLUSTER_PORTS: set[int] = set()
+
+
 def cluster_port() -> int:
-    """A free port whose cluster bus port (``port + 10000``) is free and valid too."""
+    """A free port whose cluster bus port (``port + 10000``) is free too; both below the
+    range the kernel picks ports from (for port 0 and for outgoing connections), where no
+    client socket can take the bus port between this check and the server's bind."""
     import random
     import socket
 
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as ports:
+        ephemeral = int(ports.read().split()[0])  # 32768 by default
+    bus_low = max(11024, ephemeral - 2768)
     while True:
-        port = random.randint(20000, 55000)
+        port = random.randrange(bus_low - 10000, ephemeral - 10000)
+        if port in _CLUSTER_PORTS:
+            continue
         try:
             with socket.socket() as a, socket.socket() as b:
                 a.bind(("127.0.0.1", port))
                 b.bind(("127.0.0.1", port + 10000))
         except OSError:
             continue
+        _CLUSTER_PORTS.add(port)
         return port
+
+
+class ServerExited(Exception):
+    """A server of a topology exited while it was awaited."""
 
 
 def _wait(what: str, ready: Any, timeout: float = 15.0) -> Any:
@@ -53,6 +70,8 @@ def _wait(what: str, ready: Any, timeout: float = 15.0) -> Any:
             result = ready()
             if result:
                 return result
+        except ServerExited:
+            raise
         except Exception:
             if time.monotonic() > deadline:
                 raise
@@ -77,19 +96,34 @@ class Server:
         return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=5, **kwargs)
 
     def start(self) -> None:
-        if self.sentinel_conf is not None:
-            path = os.path.join(self.workdir, f"sentinel-{self.port}.conf")
-            with open(path, "w") as conf:
-                conf.write(f"port {self.port}\nbind 127.0.0.1\ndir {self.workdir}\n")
-                conf.write(self.sentinel_conf)
-            binary = shutil.which("redis-sentinel")
-            command = [binary, path] if binary else ["redis-server", path, "--sentinel"]
-        else:
-            command = redis_server_command(self.port, self.workdir, *self.args)
-        self.process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        _wait(f"redis on {self.port}", lambda: self.client().ping())
+        for attempt in range(3):
+            self.process = subprocess.Popen(
+                self._command(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+            try:
+                _wait(f"redis on {self.port}", self._answers)
+                return
+            except ServerExited:
+                # The port was taken between our check and its bind: another port.
+                if attempt == 2:
+                    raise
+                self.port = cluster_port() if "--cluster-enabled" in self.args else free_port()
+
+    def _command(self) -> list[str]:
+        if self.sentinel_conf is None:
+            return redis_server_command(self.port, self.workdir, *self.args)
+        path = os.path.join(self.workdir, f"sentinel-{self.port}.conf")
+        with open(path, "w") as conf:
+            conf.write(f"port {self.port}\nbind 127.0.0.1\ndir {self.workdir}\n")
+            conf.write(self.sentinel_conf)
+        binary = shutil.which("redis-sentinel")
+        return [binary, path] if binary else ["redis-server", path, "--sentinel"]
+
+    def _answers(self) -> bool:
+        assert self.process is not None
+        if self.process.poll() is not None:  # it could not bind its port: no use waiting
+            raise ServerExited(f"redis on {self.port} exited with {self.process.returncode}")
+        return bool(self.client().ping())
 
     def kill(self, sig: int = signal.SIGTERM) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -259,7 +293,8 @@ class Cluster(Topology):
         while keys := src.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 100):
             src.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", *keys)
         time.sleep(hold_s)
-        for server in (target, source, *self.servers):
+        others = [s for s in self.servers if s not in (target, source)]
+        for server in (target, source, *others):
             server.client().execute_command(
                 "CLUSTER", "SETSLOT", slot, "NODE", self.node_id(target)
             )

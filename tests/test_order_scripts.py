@@ -158,3 +158,14 @@ def test_without_a_clock_argument_the_script_reads_the_redis_clock(client):
     assert reply[0] == 1
     # Redis shares this host's clock: its second lies within the call (a second of slack).
     assert before - 1 <= reply[1] <= after + 1
+
+
+def test_server_id_is_asked_of_the_server_answering_now(throwaway_redis):
+    """A server restarted on the same address is another server (another ``run_id``): the
+    identity a state is stamped with comes from the server, never from a dead link's memory."""
+    client = throwaway_redis.client()
+    before = server_id(client, "stream")
+    throwaway_redis.restart()
+    after = server_id(client, "stream")
+    assert after == client.info("server")["run_id"]
+    assert after != before
