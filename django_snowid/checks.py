@@ -42,13 +42,8 @@ def check_epoch(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     except LayoutError as exc:
         return [error(f"SNOWID_EPOCH is invalid: {exc}", "django_snowid.E001")]
     if epoch > _now():
-        return [
-            error(
-                f"SNOWID_EPOCH {epoch.isoformat()} is in the future: every id would need a "
-                "negative time part.",
-                "django_snowid.E002",
-            )
-        ]
+        when = f"SNOWID_EPOCH {epoch.isoformat()} is in the future"
+        return [error(f"{when}: every id would need a negative time part.", "django_snowid.E002")]
     return []
 
 
@@ -80,10 +75,10 @@ def check_layouts(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
 def check_clock_tolerance(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     value = conf.CLOCK_BACKWARDS_TOLERANCE_MS
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or value < 0:
+        expected = "expected a number of milliseconds >= 0"
         return [
             error(
-                f"SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS is {value!r}; expected a number of "
-                "milliseconds >= 0.",
+                f"SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS is {value!r}; {expected}.",
                 "django_snowid.E007",
             )
         ]

@@ -1,14 +1,13 @@
-"""The pure core of django-snowid: layouts and the generator. No Django, no Redis."""
+"""The pure core of django-snowid: layouts and the generator. No Django, no Redis.
 
-from .generator import SnowflakeGenerator
-from .layout import DEFAULT_EPOCH, PRESETS, DecodedId, Layout, NodePart, layout_from_spec
+The names below are re-exported (``from django_snowid.core import Layout``); the ``as``
+form marks them public for type checkers without a second list of them.
+"""
 
-__all__ = [
-    "DEFAULT_EPOCH",
-    "PRESETS",
-    "DecodedId",
-    "Layout",
-    "NodePart",
-    "SnowflakeGenerator",
-    "layout_from_spec",
-]
+from .generator import SnowflakeGenerator as SnowflakeGenerator
+from .layout import DEFAULT_EPOCH as DEFAULT_EPOCH
+from .layout import PRESETS as PRESETS
+from .layout import DecodedId as DecodedId
+from .layout import Layout as Layout
+from .layout import NodePart as NodePart
+from .layout import layout_from_spec as layout_from_spec

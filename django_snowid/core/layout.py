@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..exceptions import InvalidId, LayoutError
 from .digits import parse_digits
@@ -110,6 +110,38 @@ class DecodedId:
         }
 
 
+def _within(value: object, largest: int) -> TypeGuard[int]:
+    """Whether ``value`` is an integer (a bool is not one) in ``0..largest``."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= largest
+
+
+def _refusal(
+    value: object,
+    largest: int,
+    not_an_integer: str,
+    out_of_range: str,
+    error: type[Exception] = LayoutError,
+    **names: object,
+) -> Exception:
+    """The error for ``value``, which is not :func:`_within` ``0..largest``: the message
+    says whether it is no integer or out of range. The messages are templates, filled in
+    with ``value``, ``largest`` and ``names`` (only here, not on the path of valid input)."""
+    integer = isinstance(value, int) and not isinstance(value, bool)
+    message = out_of_range if integer else not_an_integer
+    return error(message.format(value=value, largest=largest, **names))
+
+
+class _Largest:
+    """The largest value of a field of a layout, all its bits set: ``Layout.max_node`` is
+    ``(1 << node_bits) - 1``."""
+
+    def __init__(self, bits: str) -> None:
+        self.bits = bits
+
+    def __get__(self, layout: Layout | None, owner: type | None = None) -> int:
+        return (1 << getattr(layout, self.bits)) - 1
+
+
 @dataclass(frozen=True)
 class Layout:
     """How the 63 usable bits of an id are split.
@@ -179,25 +211,11 @@ class Layout:
         """Where the node field starts: above the sequence and the shard."""
         return self.sequence_bits + self.shard_bits
 
-    @property
-    def max_shard(self) -> int:
-        return (1 << self.shard_bits) - 1
-
-    @property
-    def max_sequence(self) -> int:
-        return (1 << self.sequence_bits) - 1
-
-    @property
-    def max_node(self) -> int:
-        return (1 << self.node_bits) - 1
-
-    @property
-    def max_tick(self) -> int:
-        return (1 << self.time_bits) - 1
-
-    @property
-    def max_id(self) -> int:
-        return (1 << self.total_bits) - 1
+    max_shard = _Largest("shard_bits")
+    max_sequence = _Largest("sequence_bits")
+    max_node = _Largest("node_bits")
+    max_tick = _Largest("time_bits")
+    max_id = _Largest("total_bits")
 
     @property
     def epoch_ns(self) -> int:
@@ -262,21 +280,28 @@ class Layout:
             node = 0
             for part in self.node_parts:
                 value = worker[part.name]
-                if not isinstance(value, int) or isinstance(value, bool):
-                    raise LayoutError(f"Node part {part.name!r} must be an integer, not {value!r}.")
-                if not 0 <= value <= part.max_value:
-                    raise LayoutError(
-                        f"Node part {part.name!r}={value} is out of range 0..{part.max_value} "
-                        f"({part.bits} bits) in layout {self.name!r}."
+                if not _within(value, part.max_value):
+                    raise _refusal(
+                        value,
+                        part.max_value,
+                        "Node part {part!r} must be an integer, not {value!r}.",
+                        "Node part {part!r}={value} is out of range 0..{largest} ({bits} bits) "
+                        "in layout {layout!r}.",
+                        part=part.name,
+                        bits=part.bits,
+                        layout=self.name,
                     )
                 node = (node << part.bits) | value
             return node
-        if not isinstance(worker, int) or isinstance(worker, bool):
-            raise LayoutError(f"A worker id must be an integer or a mapping, not {worker!r}.")
-        if not 0 <= worker <= self.max_node:
-            raise LayoutError(
-                f"Worker id {worker} is out of range 0..{self.max_node} "
-                f"({self.node_bits} node bits) in layout {self.name!r}."
+        if not _within(worker, self.max_node):
+            raise _refusal(
+                worker,
+                self.max_node,
+                "A worker id must be an integer or a mapping, not {value!r}.",
+                "Worker id {value} is out of range 0..{largest} ({bits} node bits) in layout "
+                "{layout!r}.",
+                bits=self.node_bits,
+                layout=self.name,
             )
         return worker
 
@@ -318,12 +343,16 @@ class Layout:
         """
         if isinstance(value, str):
             value = parse_digits(value, what="an id")
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise InvalidId(f"{value!r} is not an id: expected an integer in 0..{self.max_id}.")
-        if not 0 <= value <= self.max_id:
-            raise InvalidId(
-                f"{value} is out of range for layout {self.name!r}: valid ids are "
-                f"0..{self.max_id} ({self.total_bits} bits)."
+        if not _within(value, self.max_id):
+            raise _refusal(
+                value,
+                self.max_id,
+                "{value!r} is not an id: expected an integer in 0..{largest}.",
+                "{value} is out of range for layout {layout!r}: valid ids are 0..{largest} "
+                "({bits} bits).",
+                InvalidId,
+                bits=self.total_bits,
+                layout=self.name,
             )
         return value
 
