@@ -18,7 +18,9 @@ which file it imported), creates a test database, and times, on the benchmark's 
 - ``bulk_create()`` of 100 such rows through ``OrderNumberQuerySet``, ``--bulks`` times;
 - the Python function calls, SQL statements and Redis commands of one ``create()``
   (cProfile, a query wrapper, the Redis server's own count): figures the machine's load
-  does not move.
+  does not move;
+- a ``create()`` taken apart, in a loop of ``--creates`` of its own (the timers cost time
+  too): its database call, its Redis replies and the rest (Python).
 
 Printed: per database and operation, the median time of each tree, and the ratio new/old
 per round (median, and the spread over the rounds). Needs a git checkout with that commit,
@@ -91,6 +93,7 @@ def child(tree: str, db: str, creates: int, bulks: int, send_ahead: bool) -> Non
         queries, commands = round_trips(
             connection, lambda i: NumberedOrder.objects.create(user_id=i)
         )
+        apart = waits(connection, lambda i: NumberedOrder.objects.create(user_id=i), creates)
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
     print(
@@ -102,6 +105,7 @@ def child(tree: str, db: str, creates: int, bulks: int, send_ahead: bool) -> Non
                 "calls_per_create": calls,
                 "queries_per_create": queries,
                 "redis_commands_per_create": commands,
+                **apart,
             }
         )
     )
@@ -130,6 +134,38 @@ def round_trips(connection, create, times: int = 100) -> tuple[float, float]:
             create(i)
     commands = server.info("stats")["total_commands_processed"] - before - 1
     return statements / times, commands / times
+
+
+def waits(connection, create, times: int) -> dict[str, float]:
+    """Microseconds of one ``create()`` in the database call (the query wrapper around it),
+    in reading Redis replies, and the rest (the Python of Django and of the tree): a loop
+    of its own, since the timers add to what they time."""
+    from redis.connection import AbstractConnection
+
+    spent = {"database_us": 0.0, "reply_us": 0.0}
+
+    def timed(what, call):
+        def run(*args, **kwargs):
+            began = time.perf_counter()
+            try:
+                return call(*args, **kwargs)
+            finally:
+                spent[what] += time.perf_counter() - began
+
+        return run
+
+    read_response = AbstractConnection.read_response
+    AbstractConnection.read_response = timed("reply_us", read_response)
+    try:
+        with connection.execute_wrapper(lambda execute, *a: timed("database_us", execute)(*a)):
+            began = time.perf_counter()
+            for i in range(times):
+                create(i)
+            total = time.perf_counter() - began
+    finally:
+        AbstractConnection.read_response = read_response
+    spent["rest_us"] = total - spent["database_us"] - spent["reply_us"]
+    return {what: seconds / times * 1e6 for what, seconds in spent.items()}
 
 
 # ------------------------------------------------------------------------- the parent
@@ -246,6 +282,14 @@ def report(databases: list[str], trees: dict[str, str], args: argparse.Namespace
             for base in names[:2]:
                 ratios = [n / o for n, o in zip(times["new"], times[base], strict=True)]
                 print(f"  {'':10} {'':17} new/({base}) {spread(ratios)}")
+        for what, key in (
+            ("database call", "database_us"),
+            ("Redis replies", "reply_us"),
+            ("the rest", "rest_us"),
+        ):
+            spent = {n: statistics.median(r[key] for r in runs[n]) for n in names}
+            text = "   ".join(f"{n} {us:7,.0f} µs" for n, us in spent.items())
+            print(f"  {db:10} {what:17} {text} (one create(), timed apart)")
         for what, key in (
             ("Python calls", "calls_per_create"),
             ("SQL statements", "queries_per_create"),

@@ -62,3 +62,10 @@ def test_restructure_compares_both_trees():
     for line in counts.values():  # old, old without send-ahead, new: one create() each
         figures = [float(f) for f in re.findall(r"\s([\d.]+)(?=\s|$)", line)]
         assert len(figures) == 3 and all(f >= 1 for f in figures), line
+    parts = dict(
+        re.findall(r"^  sqlite\s+(database call|Redis replies|the rest)\s+(.*)$", done.stdout, re.M)
+    )
+    assert set(parts) == {"database call", "Redis replies", "the rest"}, done.stdout
+    for line in parts.values():  # microseconds of one create(), each tree
+        figures = [float(f.replace(",", "")) for f in re.findall(r"([\d,.]+) µs", line)]
+        assert len(figures) == 3 and all(f > 0 for f in figures), line
