@@ -16,11 +16,11 @@ which file it imported), creates a test database, and times, on the benchmark's 
 
 - ``create()`` of one row with an order number, ``--creates`` times;
 - ``bulk_create()`` of 100 such rows through ``OrderNumberQuerySet``, ``--bulks`` times;
-- the Python function calls, SQL statements and Redis commands of one ``create()``
-  (cProfile, a query wrapper, the Redis server's own count): figures the machine's load
-  does not move;
-- a ``create()`` taken apart, in a loop of ``--creates`` of its own (the timers cost time
-  too): its database call, its Redis replies and the rest (Python).
+- the Python function calls of one ``create()`` (cProfile), and one ``create()`` taken
+  apart in a loop of ``--creates`` of its own: its SQL statements and Redis commands
+  (a query wrapper, the Redis server's own count: figures the machine's load does not
+  move), and the time of its database call, of its Redis replies and of the rest
+  (Python).
 
 Printed: per database and operation, the median time of each tree, and the ratio new/old
 per round (median, and the spread over the rounds). Needs a git checkout with that commit,
@@ -90,10 +90,7 @@ def child(tree: str, db: str, creates: int, bulks: int, send_ahead: bool) -> Non
             NumberedOrder.objects.create(user_id=i)
         profile.disable()
         calls = pstats.Stats(profile).total_calls / 100  # type: ignore[attr-defined]
-        queries, commands = round_trips(
-            connection, lambda i: NumberedOrder.objects.create(user_id=i)
-        )
-        apart = waits(connection, lambda i: NumberedOrder.objects.create(user_id=i), creates)
+        apart = take_apart(connection, lambda i: NumberedOrder.objects.create(user_id=i), creates)
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
     print(
@@ -103,69 +100,64 @@ def child(tree: str, db: str, creates: int, bulks: int, send_ahead: bool) -> Non
                 "create_us": create_us,
                 "bulk_us": bulk_us,
                 "calls_per_create": calls,
-                "queries_per_create": queries,
-                "redis_commands_per_create": commands,
                 **apart,
             }
         )
     )
 
 
-def round_trips(connection, create, times: int = 100) -> tuple[float, float]:
-    """SQL statements and Redis commands of one ``create()``: counts the load does not move.
+def take_apart(connection, create, times: int) -> dict[str, float]:
+    """One ``create()`` taken apart, in a loop of its own (the timers add to what they time).
 
-    The Redis server is this run's own, used by this child alone; its count of processed
-    commands holds those a Lua script runs too, and the INFO that reads it first (the 1
-    taken off).
+    Counted, so that the machine's load does not move them: its SQL statements and its
+    Redis commands. The Redis server is this run's own, used by this child alone; its count
+    of processed commands holds those a Lua script runs too, and the INFO that reads it
+    first (the 1 taken off). Timed, in microseconds: its database call (the query wrapper
+    around it), its Redis reply reads, and the rest (the Python of Django and of the tree).
     """
     import redis
-
-    server = redis.Redis.from_url(os.environ["SNOWID_BENCH_REDIS_URL"])
-    statements = 0
-
-    def count(execute, sql, params, many, context):
-        nonlocal statements
-        statements += 1
-        return execute(sql, params, many, context)
-
-    before = server.info("stats")["total_commands_processed"]
-    with connection.execute_wrapper(count):
-        for i in range(times):
-            create(i)
-    commands = server.info("stats")["total_commands_processed"] - before - 1
-    return statements / times, commands / times
-
-
-def waits(connection, create, times: int) -> dict[str, float]:
-    """Microseconds of one ``create()`` in the database call (the query wrapper around it),
-    in reading Redis replies, and the rest (the Python of Django and of the tree): a loop
-    of its own, since the timers add to what they time."""
     from redis.connection import AbstractConnection
 
-    spent = {"database_us": 0.0, "reply_us": 0.0}
+    server = redis.Redis.from_url(os.environ["SNOWID_BENCH_REDIS_URL"])
+    spent = {"database": 0.0, "reply": 0.0}
+    statements = 0
 
-    def timed(what, call):
-        def run(*args, **kwargs):
-            began = time.perf_counter()
-            try:
-                return call(*args, **kwargs)
-            finally:
-                spent[what] += time.perf_counter() - began
-
-        return run
+    def query(execute, sql, params, many, context):
+        nonlocal statements
+        statements += 1
+        began = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            spent["database"] += time.perf_counter() - began
 
     read_response = AbstractConnection.read_response
-    AbstractConnection.read_response = timed("reply_us", read_response)
+
+    def reply(*args, **kwargs):
+        began = time.perf_counter()
+        try:
+            return read_response(*args, **kwargs)
+        finally:
+            spent["reply"] += time.perf_counter() - began
+
+    before = server.info("stats")["total_commands_processed"]
+    AbstractConnection.read_response = reply
     try:
-        with connection.execute_wrapper(lambda execute, *a: timed("database_us", execute)(*a)):
+        with connection.execute_wrapper(query):
             began = time.perf_counter()
             for i in range(times):
                 create(i)
             total = time.perf_counter() - began
     finally:
         AbstractConnection.read_response = read_response
-    spent["rest_us"] = total - spent["database_us"] - spent["reply_us"]
-    return {what: seconds / times * 1e6 for what, seconds in spent.items()}
+    commands = server.info("stats")["total_commands_processed"] - before - 1
+    return {
+        "queries_per_create": statements / times,
+        "redis_commands_per_create": commands / times,
+        "database_us": spent["database"] / times * 1e6,
+        "reply_us": spent["reply"] / times * 1e6,
+        "rest_us": (total - spent["database"] - spent["reply"]) / times * 1e6,
+    }
 
 
 # ------------------------------------------------------------------------- the parent
@@ -282,21 +274,16 @@ def report(databases: list[str], trees: dict[str, str], args: argparse.Namespace
             for base in names[:2]:
                 ratios = [n / o for n, o in zip(times["new"], times[base], strict=True)]
                 print(f"  {'':10} {'':17} new/({base}) {spread(ratios)}")
-        for what, key in (
-            ("database call", "database_us"),
-            ("Redis replies", "reply_us"),
-            ("the rest", "rest_us"),
+        for what, key, shown in (
+            ("database call", "database_us", "{:7,.0f} µs"),
+            ("Redis replies", "reply_us", "{:7,.0f} µs"),
+            ("the rest", "rest_us", "{:7,.0f} µs"),
+            ("Python calls", "calls_per_create", "{:,.4g}"),
+            ("SQL statements", "queries_per_create", "{:,.4g}"),
+            ("Redis commands", "redis_commands_per_create", "{:,.4g}"),  # and its scripts'
         ):
-            spent = {n: statistics.median(r[key] for r in runs[n]) for n in names}
-            text = "   ".join(f"{n} {us:7,.0f} µs" for n, us in spent.items())
-            print(f"  {db:10} {what:17} {text} (one create(), timed apart)")
-        for what, key in (
-            ("Python calls", "calls_per_create"),
-            ("SQL statements", "queries_per_create"),
-            ("Redis commands", "redis_commands_per_create"),  # with those its scripts run
-        ):
-            counts = {n: statistics.median(r[key] for r in runs[n]) for n in names}
-            text = "   ".join(f"{n} {c:,.4g}" for n, c in counts.items())
+            each = {n: statistics.median(r[key] for r in runs[n]) for n in names}
+            text = "   ".join(f"{n} {shown.format(v)}" for n, v in each.items())
             print(f"  {db:10} {what:17} {text} (one create())")
 
 
