@@ -23,7 +23,9 @@ which file it imported), creates a test database, and times, on the benchmark's 
   (Python).
 
 Printed: per database and operation, the median time of each tree, and the ratio new/old
-per round (median, and the spread over the rounds). Needs a git checkout with that commit,
+per round (median, and the spread over the rounds); last, the median ``PING`` round trip to
+the run's Redis, as the machine is and with one CPU kept busy (what send-ahead hid is
+mostly the time idle CPUs take to wake). Needs a git checkout with that commit,
 ``redis-server``, PostgreSQL on 127.0.0.1:5432 and MariaDB on 127.0.0.1:3306 for their rows
 (each skipped, with a line saying so, when it is not reachable).
 """
@@ -213,6 +215,34 @@ def run_child(
     return result
 
 
+def round_trip_us(port: int, pings: int = 3000) -> tuple[float, float]:
+    """The median PING round trip to this run's Redis: as the machine is, and while another
+    process keeps one CPU busy. On an idle machine a round trip includes waking the CPUs of
+    both ends, the part send-ahead overlapped with Django's work before the INSERT."""
+    import redis
+
+    client = redis.Redis(host="127.0.0.1", port=port)
+
+    def median_us() -> float:
+        times = []
+        for _ in range(pings):
+            began = time.perf_counter_ns()
+            client.ping()
+            times.append(time.perf_counter_ns() - began)
+        return statistics.median(times) / 1000
+
+    idle = median_us()
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)
+        loaded = median_us()
+    finally:
+        busy.kill()
+        busy.wait()
+    client.close()
+    return idle, loaded
+
+
 def spread(values: list[float]) -> str:
     return f"{statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f})"
 
@@ -248,6 +278,11 @@ def main() -> int:
             env = {**os.environ, "SNOWID_BENCH_REDIS_URL": f"redis://127.0.0.1:{server.port}/0"}
             env.pop("PYTHONPATH", None)
             report(databases, trees, args, env)
+            idle, loaded = round_trip_us(server.port)
+            print(
+                f"  Redis PING round trip: {idle:.0f} µs, {loaded:.0f} µs while another "
+                "process keeps one CPU busy"
+            )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return 0

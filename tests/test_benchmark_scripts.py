@@ -69,3 +69,5 @@ def test_restructure_compares_both_trees():
     for line in parts.values():  # microseconds of one create(), each tree
         figures = [float(f.replace(",", "")) for f in re.findall(r"([\d,.]+) µs", line)]
         assert len(figures) == 3 and all(f > 0 for f in figures), line
+    round_trip = re.search(r"^  Redis PING round trip: (\d+) µs, (\d+) µs while", done.stdout, re.M)
+    assert round_trip and all(int(us) > 0 for us in round_trip.groups()), done.stdout
