@@ -23,8 +23,8 @@ which file it imported), creates a test database, and times, on the benchmark's 
   (Python).
 
 Printed: per database and operation, the median time of each tree, and the ratio new/old
-per round (median, and the spread over the rounds); last, the median ``PING`` round trip to
-the run's Redis, as the machine is and with one CPU kept busy (what send-ahead hid is
+per round (median, and the spread over the rounds); last, the ``PING`` round trip to the
+run's Redis, as the machine is and with one CPU kept busy (what send-ahead hid is
 mostly the time idle CPUs take to wake). Needs a git checkout with that commit,
 ``redis-server``, PostgreSQL on 127.0.0.1:5432 and MariaDB on 127.0.0.1:3306 for their rows
 (each skipped, with a line saying so, when it is not reachable).
@@ -216,31 +216,24 @@ def run_child(
 
 
 def round_trip_us(port: int, pings: int = 3000) -> tuple[float, float]:
-    """The median PING round trip to this run's Redis: as the machine is, and while another
+    """The ``PING`` round trip to this run's Redis: as the machine is, and while another
     process keeps one CPU busy. On an idle machine a round trip includes waking the CPUs of
     both ends, the part send-ahead overlapped with Django's work before the INSERT."""
     import redis
 
+    from benchmarks.timing import interleaved_rates
+
     client = redis.Redis(host="127.0.0.1", port=port)
-
-    def median_us() -> float:
-        times = []
-        for _ in range(pings):
-            began = time.perf_counter_ns()
-            client.ping()
-            times.append(time.perf_counter_ns() - began)
-        return statistics.median(times) / 1000
-
-    idle = median_us()
+    (idle,) = interleaved_rates([lambda i: client.ping()], pings)
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
-        time.sleep(0.3)
-        loaded = median_us()
+        time.sleep(0.3)  # the busy process is running before the first ping
+        (loaded,) = interleaved_rates([lambda i: client.ping()], pings)
     finally:
         busy.kill()
         busy.wait()
     client.close()
-    return idle, loaded
+    return 1e6 / idle, 1e6 / loaded
 
 
 def spread(values: list[float]) -> str:
