@@ -35,7 +35,7 @@ django.setup()
 from rest_framework import serializers
 
 from django_snowid.drf import SnowflakeIdField
-from django_snowid.ids import get_generator
+from django_snowid.ids.issuer import get_generator
 
 TARGET = 1.1
 CHUNK = 500

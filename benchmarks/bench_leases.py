@@ -42,7 +42,7 @@ def main() -> int:
 
     from django_snowid.core.generator import SnowflakeGenerator
     from django_snowid.core.layout import PRESETS
-    from django_snowid.workerid.lease import lease_generator, release_all
+    from django_snowid.workers.lease import lease_generator, release_all
 
     layout = PRESETS["classic"]
     old = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)

@@ -105,7 +105,7 @@ def issuer_for(stream: str, fmt):
 
 
 def wide_issuer(stream: str):
-    from django_snowid.core.orderformat import OrderNumberFormat
+    from django_snowid.core.order_format import OrderNumberFormat
 
     return issuer_for(stream, OrderNumberFormat(sequence_bits=19, shard_bits=4))
 
@@ -156,7 +156,7 @@ def database_part(creates: int, repeat: int, raw: RawEvalsha) -> dict[str, float
 
         from benchmarks.benchapp.models import NumberedOrder, PlainOrder
         from benchmarks.timing import interleaved_rates
-        from django_snowid.core.orderformat import OrderNumberFormat
+        from django_snowid.core.order_format import OrderNumberFormat
 
         NumberedOrder.objects.create(user_id=0)  # recovery, script loading
         results: dict[str, list[float]] = {}

@@ -60,7 +60,7 @@ def _ping(client, run_id, worker):
 
 
 def _sequence(client, run_id, worker):
-    from django_snowid.sequences.stores import DRAW
+    from django_snowid.sequences.stores.redis import DRAW
 
     key = f"{{bench:seq:{worker}}}"
     client.hset(key, mapping={"cur": 0, "max": 10**15, "rid": run_id})
@@ -82,7 +82,7 @@ def _order(client, run_id, worker):
 
 
 def _lease_renew(client, run_id, worker):
-    from django_snowid.workerid.stores.redis import ACQUIRE, RENEW
+    from django_snowid.workers.stores.redis import ACQUIRE, RENEW
 
     key = f"{{bench:lease:{worker}}}"
     token = f"t{worker}"
@@ -95,7 +95,7 @@ def _lease_renew(client, run_id, worker):
 
 
 def _lease_acquire(client, run_id, worker):
-    from django_snowid.workerid.stores.redis import ACQUIRE
+    from django_snowid.workers.stores.redis import ACQUIRE
 
     # A full pool of 1024 leases a client after the first 1024 calls: each later call
     # scans the whole pool and refuses (the most a single acquire costs).

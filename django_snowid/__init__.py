@@ -10,7 +10,7 @@ __all__ = ["decode", "next_id", "next_ids", "next_value", "next_values"]
 
 if TYPE_CHECKING:
     from .api import decode, next_id, next_ids
-    from .sequences.api import next_value, next_values
+    from .sequences.issuer import next_value, next_values
 
 _SEQUENCES = frozenset({"next_value", "next_values"})
 
@@ -18,7 +18,7 @@ _SEQUENCES = frozenset({"next_value", "next_values"})
 def __getattr__(name: str) -> Any:
     # Imported lazily: ``import django_snowid`` must work before settings are configured.
     if name in _SEQUENCES:
-        from .sequences import api as sequences_api
+        from .sequences import issuer as sequences_api
 
         return getattr(sequences_api, name)
     if name in __all__:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .core.layout import DecodedId, Layout
-from .ids import get_generator, get_layout
+from .ids.issuer import get_generator, get_layout
 
 
 def next_id(*, layout: str | None = None) -> int:

@@ -13,7 +13,7 @@ from django.core.checks import CheckMessage, Error, Warning
 from .conf import conf
 from .core.layout import Layout, parse_epoch
 from .exceptions import LayoutError
-from .ids import build_layout, layout_names
+from .ids.issuer import build_layout, layout_names
 
 __all__ = ["HINT", "configured_layouts", "error", "is_number", "redis_cache_problem", "warning"]
 

@@ -26,8 +26,8 @@ from .exceptions import LayoutError
 from .fields import SnowflakeAutoField
 from .orders.formats import build_format
 from .orders.stores import BACKENDS
-from .redisclient import RedisClientError, factory
-from .workerchecks import check_worker_id, check_worker_settings
+from .redis.client import RedisClientError, factory
+from .workers.checks import check_worker_id, check_worker_settings
 
 EXHAUSTION_WARNING = timedelta(days=3653)  # ten years
 

@@ -15,9 +15,9 @@ from django.utils import timezone as dj_timezone
 from . import inventory
 from .core.digits import parse_digits
 from .core.layout import DecodedId, Layout
-from .core.orderformat import DecodedOrderNumber, OrderNumberFormat
+from .core.order_format import DecodedOrderNumber, OrderNumberFormat
 from .exceptions import InvalidId, LayoutError, SnowidError
-from .ids import get_layout, layout_names
+from .ids.issuer import get_layout, layout_names
 from .inventory import field_label, get_field
 
 __all__ = [

@@ -21,7 +21,7 @@ from .core.layout import Layout
 from .encoders import MAX_SAFE_INTEGER
 from .exceptions import InvalidId
 from .fields import SnowflakeAutoField, SnowflakeField
-from .ids import get_layout
+from .ids.issuer import get_layout
 
 __all__ = [
     "SnowflakeCreatedField",

@@ -15,10 +15,10 @@ from django.db import models
 from . import inventory
 from .core.layout import DecodedId, Layout
 from .exceptions import LayoutError
-from .fieldflags import check_shard_from, drop_generated_defaults, shard_source, value_on_add
-from .ids import get_generator, get_layout, layout_names
-from .lookups import LOOKUPS
-from .orders.field import OrderNumberField
+from .generated import check_shard_from, drop_generated_defaults, shard_source, value_on_add
+from .ids.issuer import get_generator, get_layout, layout_names
+from .ids.lookups import LOOKUPS
+from .orders.fields import OrderNumberField
 from .orders.queryset import OrderNumberQuerySet, assign_order_numbers
 
 __all__ = [

@@ -14,7 +14,7 @@ from django.apps import apps
 from django.db import models
 from django.db.models import Max
 
-from .core.orderformat import OrderNumberFormat
+from .core.order_format import OrderNumberFormat
 from .exceptions import SnowidError
 
 __all__ = [

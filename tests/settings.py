@@ -139,6 +139,6 @@ SNOWID_LAYOUTS = {
     "sharded": "sharded",
 }
 SNOWID_WORKER_ID = 3
-# A shuffled alphabet of this project's own: public ids (django_snowid.publicids).
+# A shuffled alphabet of this project's own: public ids (django_snowid.ids.publicids).
 SNOWID_PUBLIC_ID_ALPHABET = "9naHVckpbdZRjSx2hvDwrzqQo8MuLtATs6FKU4CYl5J3ImyEB70OiGNXeW1Pgf"
 SNOWID_WORKER_ID_SOURCE = "static"  # the lease tests choose their own source

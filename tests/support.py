@@ -163,7 +163,7 @@ def set_order_state(stream: str, position: tuple[int, int]) -> None:
     store = get_store()
     second, sequence = position
     if store.name == "redis":
-        from django_snowid.redisscripts import server_id
+        from django_snowid.redis.scripts import server_id
 
         key = store.key(stream)  # type: ignore[attr-defined]
         client = store.client()  # type: ignore[attr-defined]

@@ -279,7 +279,7 @@ def test_worker_id_text_goes_through_the_one_digit_parser(text):
     # What an environment variable holds: the digit parser of the ids bounds its length
     # before int() (which raises its own ValueError past 4,300 digits).
     from django_snowid.exceptions import WorkerIdError
-    from django_snowid.workerid.sources import parse_worker_id
+    from django_snowid.workers.sources import parse_worker_id
 
     with pytest.raises(WorkerIdError, match=r"^X is "):
         parse_worker_id(text, origin="X")

@@ -12,9 +12,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import override_settings
 
-from django_snowid.ids import get_layout
-from django_snowid.workerid.pool import pool_for
-from django_snowid.workerid.stores import get_lease_store
+from django_snowid.ids.issuer import get_layout
+from django_snowid.workers.pool import pool_for
+from django_snowid.workers.stores import get_lease_store
 from tests.support import free_port, manage_in_subprocess, redis_caches
 
 pytestmark = pytest.mark.django_db
@@ -101,7 +101,7 @@ def test_workers_lists_the_slot_files_of_this_host(settings, tmp_path):
 def test_workers_all_lists_released_leases(settings, source):
     from django.db import connection
 
-    from django_snowid.workerid.lease import lease_generator, release_all
+    from django_snowid.workers.lease import lease_generator, release_all
 
     if source == "database" and connection.vendor == "sqlite":
         pytest.skip("SQLite keeps the database source's leases beside its file")

@@ -7,8 +7,8 @@ import os
 import pytest
 from django.test import override_settings
 
-from django_snowid import ids
 from django_snowid.exceptions import SnowidError, StaticWorkerIdAfterFork, WorkerIdError
+from django_snowid.ids import issuer as ids
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 

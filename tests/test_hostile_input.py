@@ -16,7 +16,7 @@ from django.urls import reverse
 
 import django_snowid
 from django_snowid.core.digits import MAX_DIGITS, parse_digits
-from django_snowid.core.orderformat import OrderNumberFormat
+from django_snowid.core.order_format import OrderNumberFormat
 from django_snowid.exceptions import InvalidId
 from tests.testapp.models import Product
 

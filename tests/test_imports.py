@@ -46,5 +46,5 @@ def test_snowflake_keys_and_the_admin_never_import_redis():
     loaded = [m for m in modules if m.split(".")[0] in ("redis", "django_redis")]
     assert loaded == []
     # Nor our own Redis stores: they load with the first lease or stream kept in Redis.
-    stores = [m for m in modules if m.startswith("django_snowid.") and m.endswith(".redis")]
+    stores = [m for m in modules if m.startswith("django_snowid.") and m.endswith(".stores.redis")]
     assert stores == []

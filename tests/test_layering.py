@@ -85,9 +85,9 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_sees_late_imports():
     graph = import_graph(PACKAGE)
-    # sequences/database.py imports its model inside functions only.
-    assert "django_snowid.sequences.models" in graph["django_snowid.sequences.database"]
-    assert "django_snowid.conf" in graph["django_snowid.redisclient"]
+    # sequences/stores/database.py imports its model inside functions only.
+    assert "django_snowid.sequences.models" in graph["django_snowid.sequences.stores.database"]
+    assert "django_snowid.conf" in graph["django_snowid.redis.client"]
 
 
 def test_no_module_imports_a_module_that_imports_it_back():

@@ -12,8 +12,8 @@ from django.db import connections
 from django.test import override_settings
 
 import django_snowid
-from django_snowid import ids
-from django_snowid.workerid.stores import get_lease_store
+from django_snowid.ids import issuer as ids
+from django_snowid.workers.stores import get_lease_store
 from tests import redis_topologies
 from tests.redis_topologies import Cluster, Writers
 

@@ -18,7 +18,7 @@ from django.conf import settings as django_settings
 from django.db import connection, connections, transaction
 
 import django_snowid
-from django_snowid import ids
+from django_snowid.ids import issuer as ids
 from django_snowid.models import WorkerLease
 from tests.testapp.models import Product
 

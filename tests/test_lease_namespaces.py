@@ -12,11 +12,11 @@ from django.db import connections
 from django.test import override_settings
 
 import django_snowid
-from django_snowid import ids
 from django_snowid.core.layout import DEFAULT_EPOCH, layout_from_spec
 from django_snowid.exceptions import WorkerLayoutConflict, WorkerPoolExhausted
-from django_snowid.workerid.lease import lease_generator, lease_of, release_all
-from django_snowid.workerid.stores import get_lease_store
+from django_snowid.ids import issuer as ids
+from django_snowid.workers.lease import lease_generator, lease_of, release_all
+from django_snowid.workers.stores import get_lease_store
 from tests.support import ThrowawayRedis
 from tests.test_lease_deployments import _deployed_process, _eight_processes
 

@@ -14,9 +14,9 @@ from django.test import override_settings
 
 import django_snowid
 from django_snowid.exceptions import WorkerIdError
-from django_snowid.ids import get_layout
-from django_snowid.workerid.pool import pool_for
-from django_snowid.workerid.stores import get_lease_store
+from django_snowid.ids.issuer import get_layout
+from django_snowid.workers.pool import pool_for
+from django_snowid.workers.stores import get_lease_store
 from tests.redis_topologies import FAILOVERS, Writers, failover_topology
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -63,7 +63,7 @@ def test_failover_under_four_issuing_processes_shares_no_worker_id(tmp_path, cap
             time.sleep(TTL_S / 2)  # renewals reached the new primary
             writers.event.set()
             per_process = writers.results()
-        django_snowid.ids.reset()
+        django_snowid.ids.issuer.reset()
     everything = [i for _, batches, _ in per_process for _, b in batches for i in b]
     assert len(set(everything)) == len(everything), "an id was issued twice"
     for _, batches, _ in per_process:

@@ -12,8 +12,8 @@ from django.db import connections
 from django.test import override_settings
 
 import django_snowid
-from django_snowid import ids
 from django_snowid.exceptions import WorkerIdError
+from django_snowid.ids import issuer as ids
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -100,8 +100,8 @@ def test_a_promoted_replica_that_lagged_behind_the_renewals_hands_out_no_live_id
     primary since, and its record on the replica has expired. After the switch, a newcomer
     must not be handed worker id 0 while A may still issue under it."""
     from django_snowid.core.layout import PRESETS
-    from django_snowid.workerid.lease import lease_generator, release_all
-    from django_snowid.workerid.stores import get_lease_store
+    from django_snowid.workers.lease import lease_generator, release_all
+    from django_snowid.workers.stores import get_lease_store
     from tests.support import ThrowawayRedis
 
     (tmp_path / "replica").mkdir()

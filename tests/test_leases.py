@@ -13,7 +13,6 @@ from django.db import connections
 from django.test import override_settings
 
 import django_snowid
-from django_snowid import ids as process_ids
 from django_snowid.core.layout import PRESETS, Layout, NodePart
 from django_snowid.exceptions import (
     WorkerIdError,
@@ -21,7 +20,8 @@ from django_snowid.exceptions import (
     WorkerLeaseLost,
     WorkerPoolExhausted,
 )
-from django_snowid.workerid.lease import get_lease_store, lease_generator, pool_for, release_all
+from django_snowid.ids import issuer as process_ids
+from django_snowid.workers.lease import get_lease_store, lease_generator, pool_for, release_all
 from tests.support import ThrowawayRedis, free_port, held_slots, redis_caches
 from tests.testapp.models import Product
 
@@ -359,7 +359,7 @@ def test_unreachable_database_at_lease_time_and_for_order_numbers():
     """A database store that cannot be reached is a clear error; nothing is issued."""
     from django.db import connection
 
-    from django_snowid.core.orderformat import OrderNumberFormat
+    from django_snowid.core.order_format import OrderNumberFormat
     from django_snowid.exceptions import OrderNumberUnavailable
     from django_snowid.orders.issuer import StreamIssuer
 

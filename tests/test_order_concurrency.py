@@ -69,7 +69,7 @@ def test_processes_and_threads_save_orders_without_duplicates(backend):
 @pytest.mark.django_db(transaction=True)
 def test_database_store_under_threads():
     """8 threads reserving from one stream of the database store, on every backend."""
-    from django_snowid.core.sequence import Reserved
+    from django_snowid.core.order_stream import Reserved
     from django_snowid.models import OrderStreamState
     from django_snowid.orders.stores import DatabaseOrderStore, ReserveArgs
 

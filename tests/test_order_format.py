@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from django_snowid.core.orderformat import OrderNumberFormat, zone_has_dst
-from django_snowid.core.sequence import ClockBehind, Reserved, SecondFull, reserve
+from django_snowid.core.order_format import OrderNumberFormat, zone_has_dst
+from django_snowid.core.order_stream import ClockBehind, Reserved, SecondFull, reserve
 from django_snowid.exceptions import InvalidId, LayoutError
 
 BINARY = OrderNumberFormat()

@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, example, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from django_snowid.core.sequence import reserve, resume
+from django_snowid.core.order_stream import reserve, resume
 from django_snowid.orders.stores.base import MISSING
 from django_snowid.orders.stores.redis import RECOVER, RESERVE, reserve_outcome
-from django_snowid.redisscripts import server_id
+from django_snowid.redis.scripts import server_id
 from tests.order_cases import NOW, offsets, picked, reservations
 
 pytestmark = pytest.mark.redis

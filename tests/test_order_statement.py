@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, example, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from django_snowid.core.sequence import Reserved, reserve
+from django_snowid.core.order_stream import Reserved, reserve
 from django_snowid.models import OrderStreamState
 from django_snowid.orders.stores import MISSING, DatabaseOrderStore, RecoverArgs, ReserveArgs
 from django_snowid.orders.stores.database import claim

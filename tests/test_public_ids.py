@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from django_snowid.checks import check_public_ids
 from django_snowid.exceptions import InvalidPublicId
-from django_snowid.publicids import DEFAULT_ALPHABET, decode_id, encode_id
+from django_snowid.ids.publicids import DEFAULT_ALPHABET, decode_id, encode_id
 from tests.testapp.models import Product, Ticket
 
 MAX_ID = 2**63 - 1

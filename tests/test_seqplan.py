@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from django_snowid.core.seqplan import (
+from django_snowid.core.sequence_plan import (
     LOW_WATER_S,
     TARGET_S,
     WINDOW_S,

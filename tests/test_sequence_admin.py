@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 
 from django_snowid import next_values
-from django_snowid.sequences.database import close_mark_connections
+from django_snowid.sequences.stores.database import close_mark_connections
 from tests.testapp.models import ShopOrder
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -28,8 +28,8 @@ def test_staff_see_sequences_streams_and_leases(client, settings):
     settings.SNOWID_WORKER_ID_SOURCE = "database"
     next_values("coupon", 3)
     order = ShopOrder.objects.create(user_id=7)
-    from django_snowid.ids import get_generator
-    from django_snowid.workerid.lease import release_all
+    from django_snowid.ids.issuer import get_generator
+    from django_snowid.workers.lease import release_all
 
     node = get_generator(None).node  # leases a worker id
     try:

@@ -11,7 +11,7 @@ from django.db import connections
 from django.test import override_settings
 
 from django_snowid import next_value
-from django_snowid.sequences.database import close_mark_connections, read_marks
+from django_snowid.sequences.stores.database import close_mark_connections, read_marks
 
 PROCESSES = 8
 # 20,000 a process took 11-35 s on a loaded two-core machine: 10,000 by default, the full

@@ -11,15 +11,15 @@ from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 
 from django_snowid import next_value, next_values
-from django_snowid.core.seqplan import Rates
-from django_snowid.sequences.config import get_spec
-from django_snowid.sequences.database import close_mark_connections, read_marks
+from django_snowid.core.sequence_plan import Rates
 from django_snowid.sequences.exceptions import (
     InvalidSequence,
     SequenceUnavailable,
     UnknownSequence,
 )
-from django_snowid.sequences.stores import DatabaseSequenceStore, RedisSequenceStore
+from django_snowid.sequences.spec import get_spec
+from django_snowid.sequences.stores.database import close_mark_connections, read_marks
+from django_snowid.sequences.stores.redis import DatabaseSequenceStore, RedisSequenceStore
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -139,7 +139,7 @@ def test_database_lost_values_continue_until_the_headroom_is_used(settings):
 
     alias = connection.alias
     saved = dict(connections.databases[alias])
-    from django_snowid.sequences import database
+    from django_snowid.sequences.stores import database
 
     database._local.connections = {}
     broken = {**saved, "HOST": "127.0.0.1", "PORT": "1", "NAME": "/nonexistent/dir/x.sqlite3"}

@@ -185,7 +185,7 @@ def test_check_accepts_shard_from_on_a_sharded_layout():
 def test_admin_shows_the_shard_of_a_sharded_id(rf):
     from django.contrib import admin
 
-    from django_snowid.admin import SnowflakeModelAdmin
+    from django_snowid.admin.mixins import SnowflakeModelAdmin
 
     model_admin = SnowflakeModelAdmin(ShardedOrder, admin.site)
     order = ShardedOrder.objects.create(user_id=1820)

@@ -13,10 +13,10 @@ from django.db import connections
 from django.test import override_settings
 
 import django_snowid
-from django_snowid import ids
 from django_snowid.core.layout import PRESETS, layout_from_spec
 from django_snowid.exceptions import WorkerIdError, WorkerLeaseLost
-from django_snowid.workerid.lease import lease_generator, release_all
+from django_snowid.ids import issuer as ids
+from django_snowid.workers.lease import lease_generator, release_all
 from tests.support import held_slots
 
 CLASSIC = PRESETS["classic"]

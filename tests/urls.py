@@ -3,7 +3,7 @@ from importlib.util import find_spec
 from django.contrib import admin
 from django.urls import include, path, register_converter
 
-from django_snowid.publicids import PublicIdConverter
+from django_snowid.ids.publicids import PublicIdConverter
 from tests.testapp import views
 
 register_converter(PublicIdConverter, "snowid_public")

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..conf import conf
-from ..core.orderformat import OrderNumberFormat
+from ..core.order_format import OrderNumberFormat
 
 __all__ = ["FORMAT_OPTIONS", "build_format"]
 

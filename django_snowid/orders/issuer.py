@@ -10,8 +10,8 @@ from typing import Any
 
 from .. import inventory
 from ..conf import conf, on_settings_changed
-from ..core.orderformat import OrderNumberFormat
-from ..core.sequence import ClockBehind, Reserved, Resuming, SecondFull
+from ..core.order_format import OrderNumberFormat
+from ..core.order_stream import ClockBehind, Reserved, Resuming, SecondFull
 from ..exceptions import OrderClockBehind, OrderNumberError, OrderSecondFull
 from .recovery import recover_stream
 from .stores import MISSING, ReserveArgs, get_store

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.db import models, router
 
-from ..core.orderformat import OrderNumberFormat
+from ..core.order_format import OrderNumberFormat
 from ..inventory import column_max
 from .stores import Position, RecoverArgs, get_store
 

@@ -7,6 +7,6 @@
 
 from __future__ import annotations
 
-from .api import next_value, next_values
+from .issuer import next_value, next_values
 
 __all__ = ["next_value", "next_values"]

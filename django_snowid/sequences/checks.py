@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.checks import CheckMessage, Error, Tags, register
 
-from .config import BACKENDS, UNKNOWN, build_spec, setting
 from .exceptions import InvalidSequence
+from .spec import BACKENDS, UNKNOWN, build_spec, setting
 
 HINT = "See the README section 'System checks', {id}."
 

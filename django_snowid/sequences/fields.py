@@ -8,10 +8,10 @@ from django.core import checks
 from django.db import models
 
 from .. import inventory
-from ..core.seqplan import Template, check_name, day_stamp
-from .api import get_store
-from .config import get_spec
+from ..core.sequence_plan import Template, check_name, day_stamp
 from .exceptions import InvalidSequence, SequenceError, UnknownSequence
+from .issuer import get_store
+from .spec import get_spec
 
 __all__ = ["SequenceField", "SequenceTextField"]
 

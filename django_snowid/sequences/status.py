@@ -6,12 +6,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..core.seqplan import Rates, needs_raise, plan_step
-from .api import get_store
-from .config import SequenceSpec, build_spec, setting
-from .database import read_marks
+from ..core.sequence_plan import Rates, needs_raise, plan_step
 from .exceptions import SequenceError
-from .stores import FIELDS, RedisSequenceStore
+from .issuer import get_store
+from .spec import SequenceSpec, build_spec, setting
+from .stores.database import read_marks
+from .stores.redis import FIELDS, RedisSequenceStore
 
 __all__ = ["raise_by", "raise_if_low", "sequence_rows"]
 

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from django_snowid.admin import SnowflakeAdminMixin, SnowflakeModelAdmin
+from django_snowid.admin.mixins import SnowflakeAdminMixin, SnowflakeModelAdmin
 
 from .models import DecimalOrder, Product, ShopOrder
 

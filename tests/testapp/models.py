@@ -8,7 +8,7 @@ from django_snowid.fields import (
     SnowflakeAutoField,
     SnowflakeField,
 )
-from django_snowid.publicids import PublicIdQuerySet
+from django_snowid.ids.publicids import PublicIdQuerySet
 from django_snowid.sequences.fields import SequenceField, SequenceTextField
 
 

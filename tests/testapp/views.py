@@ -1,4 +1,4 @@
-"""Views reached through public ids (django_snowid.publicids)."""
+"""Views reached through public ids (django_snowid.ids.publicids)."""
 
 from __future__ import annotations
 

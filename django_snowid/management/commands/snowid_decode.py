@@ -9,10 +9,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...conf import conf
 from ...core.layout import DecodedId, iso_utc
-from ...core.orderformat import DecodedOrderNumber, OrderNumberFormat
+from ...core.order_format import DecodedOrderNumber, OrderNumberFormat
 from ...decoding import decode_tokens
 from ...exceptions import InvalidId, SnowidError
-from ...ids import get_layout
+from ...ids.issuer import get_layout
 from ...inventory import get_field
 from ...orders.formats import FORMAT_OPTIONS
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ...core.seqplan import check_name
+from ...core.sequence_plan import check_name
 from ...sequences.exceptions import SequenceError
 from ...sequences.status import raise_by, raise_if_low, sequence_rows
 

@@ -12,9 +12,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...conf import conf
 from ...exceptions import SnowidError
-from ...workerid.stores import get_lease_store
-from ...workerid.stores.base import WHILE_ALIVE, expires_in_s, horizon_text
-from ...workerid.stores.slot import read_record
+from ...workers.stores import get_lease_store
+from ...workers.stores.base import WHILE_ALIVE, expires_in_s, horizon_text
+from ...workers.stores.slot import read_record
 from ._store_errors import store_errors
 
 HEADER = ["pool", "worker_id", "layout", "owner", "age_s", "issued_until", "expires_in_s"]

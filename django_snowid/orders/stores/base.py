@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Final, NamedTuple, Protocol, get_args
 
 from ...conf import OrderBackend
-from ...core.sequence import Outcome
+from ...core.order_stream import Outcome
 
 __all__ = [
     "BACKENDS",

@@ -10,9 +10,9 @@ from typing import Any, Final
 from django.apps import apps
 from django.db import OperationalError, router, transaction
 
-from ...core.sequence import Outcome, Reserved, reserve, resume
+from ...core.order_stream import Outcome, Reserved, reserve, resume
+from ...db.returning import built, execute, returned, returning
 from ...exceptions import OrderNumberUnavailable, OrderTransactionConflict
-from ...returning import built, execute, returned, returning
 from .base import MISSING, Missing, Position, RecoverArgs, ReserveArgs
 
 __all__ = ["DatabaseOrderStore", "claim", "is_contention"]

@@ -14,10 +14,10 @@ from typing import Any, Final
 
 import redis
 
-from ... import redisclient
-from ...core.sequence import ClockBehind, Outcome, Reserved, Resuming, SecondFull
+from ...core.order_stream import ClockBehind, Outcome, Reserved, Resuming, SecondFull
 from ...exceptions import OrderNumberError, OrderNumberUnavailable
-from ...redisscripts import RedisScript, RedisUnavailable
+from ...redis import client as redisclient
+from ...redis.scripts import RedisScript, RedisUnavailable
 from .base import MISSING, Missing, Position, RecoverArgs, ReserveArgs
 
 __all__ = ["RECOVER", "RESERVE", "RedisOrderStore", "get_client", "reserve_outcome"]

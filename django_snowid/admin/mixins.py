@@ -21,15 +21,15 @@ from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 
-from . import inventory
-from .adminpages import ReadOnlyPageAdmin
-from .core.digits import parse_digits
-from .core.layout import DecodedId
-from .core.orderformat import DecodedOrderNumber
-from .decoding import DecodedRow, decode_tokens, time_texts
-from .exceptions import SnowidError
+from .. import inventory
+from ..core.digits import parse_digits
+from ..core.layout import DecodedId
+from ..core.order_format import DecodedOrderNumber
+from ..decoding import DecodedRow, decode_tokens, time_texts
+from ..exceptions import SnowidError
+from ..models import IdDecoder
 from .forms import DecodeForm
-from .models import IdDecoder
+from .pages import ReadOnlyPageAdmin
 
 __all__ = ["CreatedFilter", "IdDecoderAdmin", "SnowflakeAdminMixin", "SnowflakeModelAdmin"]
 
@@ -305,4 +305,4 @@ class SnowflakeModelAdmin(SnowflakeAdminMixin, admin.ModelAdmin):
     """A ready-made ModelAdmin with the decoded columns, panel, filter and id search."""
 
 
-from .sequences import admin as sequences_admin  # noqa: E402, F401  (the status page)
+from . import status as sequences_admin  # noqa: E402, F401  (the status page)

@@ -10,9 +10,9 @@ import os
 import socket
 from typing import Any, Final
 
-from ... import redisclient
 from ...exceptions import WorkerIdUnavailable
-from ...redisscripts import RedisScript, RedisUnavailable
+from ...redis import client as redisclient
+from ...redis.scripts import RedisScript, RedisUnavailable
 from .base import Acquired, LeaseInfo, LeaseRequest, StoreSettling, exhausted
 
 __all__ = ["RedisLeaseStore"]

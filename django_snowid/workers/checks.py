@@ -10,12 +10,12 @@ from typing import Any
 from django.conf import settings
 from django.core.checks import CheckMessage
 
-from .checkhelp import configured_layouts, error, is_number, redis_cache_problem, warning
-from .conf import conf
-from .exceptions import LayoutError, WorkerIdError
-from .ids import worker_node
-from .workerid.pool import pool_for
-from .workerid.sources import LEASE_SOURCES, resolve_worker_id
+from ..checkhelp import configured_layouts, error, is_number, redis_cache_problem, warning
+from ..conf import conf
+from ..exceptions import LayoutError, WorkerIdError
+from ..ids.issuer import worker_node
+from .pool import pool_for
+from .sources import LEASE_SOURCES, resolve_worker_id
 
 __all__ = ["check_worker_id", "check_worker_settings"]
 

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
 
-from ..core.seqplan import check_name
+from ..core.sequence_plan import check_name
 from .exceptions import InvalidSequence, UnknownSequence
 
 #: Every setting of named sequences with its default (the README lists them).

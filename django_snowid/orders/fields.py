@@ -11,9 +11,9 @@ from django.db import models
 
 from .. import inventory
 from ..conf import conf, on_settings_changed
-from ..core.orderformat import DecodedOrderNumber, OrderNumberFormat, zone_has_dst
+from ..core.order_format import DecodedOrderNumber, OrderNumberFormat, zone_has_dst
 from ..exceptions import LayoutError
-from ..fieldflags import check_shard_from, drop_generated_defaults, shard_source, value_on_add
+from ..generated import check_shard_from, drop_generated_defaults, shard_source, value_on_add
 from .formats import build_format
 from .issuer import StreamIssuer, fields_of_stream, get_issuer
 from .retry import install_insert_retry

@@ -14,13 +14,13 @@ from collections.abc import Mapping
 
 from django.db.models import Field
 
-from . import inventory
-from .conf import conf, on_settings_changed
-from .core.generator import SnowflakeGenerator
-from .core.layout import Layout, layout_from_spec
-from .exceptions import LayoutError, StaticWorkerIdAfterFork
-from .workerid.lease import lease_generator, lease_of
-from .workerid.sources import LEASE_SOURCES, WorkerId, resolve_worker_id
+from .. import inventory
+from ..conf import conf, on_settings_changed
+from ..core.generator import SnowflakeGenerator
+from ..core.layout import Layout, layout_from_spec
+from ..exceptions import LayoutError, StaticWorkerIdAfterFork
+from ..workers.lease import lease_generator, lease_of
+from ..workers.sources import LEASE_SOURCES, WorkerId, resolve_worker_id
 
 __all__ = ["build_layout", "get_generator", "get_layout", "layout_names", "reset", "worker_node"]
 

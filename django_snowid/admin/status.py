@@ -18,13 +18,13 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
-from ..adminpages import ReadOnlyPageAdmin
 from ..conf import conf
 from ..orders.status import stream_rows
-from ..workerid.stores import get_lease_store
-from ..workerid.stores.base import WHILE_ALIVE, expires_in_s
-from .models import SequenceStatus
-from .status import sequence_rows
+from ..sequences.models import SequenceStatus
+from ..sequences.status import sequence_rows
+from ..workers.stores import get_lease_store
+from ..workers.stores.base import WHILE_ALIVE, expires_in_s
+from .pages import ReadOnlyPageAdmin
 
 __all__ = ["StatusAdmin"]
 

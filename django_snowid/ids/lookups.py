@@ -12,8 +12,8 @@ from typing import Any
 
 from django.db.models import lookups
 
-from .core.layout import Layout
-from .exceptions import LayoutError
+from ..core.layout import Layout
+from ..exceptions import LayoutError
 
 __all__ = ["LOOKUPS", "CreatedAfter", "CreatedBefore", "CreatedRange"]
 

@@ -17,14 +17,14 @@ from typing import Any
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connections, router
 
-from ..returning import built, execute, returned, returning
-from .exceptions import SequenceUnavailable
+from ...db.returning import built, execute, returned, returning
+from ..exceptions import SequenceUnavailable
 
 __all__ = ["advance", "advance_committed", "close_mark_connections", "read_marks"]
 
 
 def _statement(connection: Any) -> str:
-    from .models import SequenceMark
+    from ..models import SequenceMark
 
     qn = connection.ops.quote_name
     table, name, value = qn(SequenceMark._meta.db_table), qn("name"), qn("value")
@@ -62,7 +62,7 @@ def mark_connection(using: str | None) -> Any:
     transaction, a rollback would take it back while Redis keeps handing out values
     under it (after a Redis loss, they would be issued again).
     """
-    from .models import SequenceMark
+    from ..models import SequenceMark
 
     alias = using or router.db_for_write(SequenceMark)
     own: dict[str, tuple[int, Any]] | None = getattr(_local, "connections", None)
@@ -102,7 +102,7 @@ def advance_committed(using: str | None, name: str, *, floor: int, by: int) -> i
 
 def read_marks(using: str | None = None) -> dict[str, int]:
     """Every mark, by stored name (``name`` or ``name:YYYYMMDD``)."""
-    from .models import SequenceMark
+    from ..models import SequenceMark
 
     alias = using or router.db_for_write(SequenceMark)
     return dict(SequenceMark.objects.using(alias).values_list("name", "value"))

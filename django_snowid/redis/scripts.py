@@ -37,7 +37,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .exceptions import SnowidError
+from ..exceptions import SnowidError
 
 __all__ = ["RedisScript", "RedisUnavailable", "server_id"]
 

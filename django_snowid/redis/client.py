@@ -20,8 +20,8 @@ from typing import Any
 
 from django.utils.module_loading import import_string
 
-from .conf import conf, on_settings_changed
-from .exceptions import SnowidError
+from ..conf import conf, on_settings_changed
+from ..exceptions import SnowidError
 
 __all__ = ["RedisClientError", "factory", "get_client"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..conf import conf, on_settings_changed
-from .config import BACKENDS, SequenceSpec, get_spec, setting
 from .exceptions import InvalidSequence
-from .stores import DatabaseSequenceStore, RedisSequenceStore
+from .spec import BACKENDS, SequenceSpec, get_spec, setting
+from .stores.redis import DatabaseSequenceStore, RedisSequenceStore
 
 __all__ = ["get_store", "next_value", "next_values"]
 

@@ -17,8 +17,8 @@ from django.db import models
 from sqids import Sqids
 from sqids.constants import DEFAULT_ALPHABET
 
-from .conf import conf
-from .exceptions import InvalidPublicId
+from ..conf import conf
+from ..exceptions import InvalidPublicId
 
 __all__ = [
     "DEFAULT_ALPHABET",

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from django.db import InterfaceError, OperationalError, connections, router
 
-from ..core.seqplan import (
+from ...core.sequence_plan import (
     LOW_WATER_S,
     WINDOW_S,
     Rates,
@@ -24,11 +24,11 @@ from ..core.seqplan import (
     plan_step,
     storage_name,
 )
-from ..redisclient import RedisClientError, describe, get_client
-from ..redisscripts import RedisScript, RedisUnavailable
-from .config import SequenceSpec
+from ...redis.client import RedisClientError, describe, get_client
+from ...redis.scripts import RedisScript, RedisUnavailable
+from ..exceptions import SequenceError, SequenceUnavailable
+from ..spec import SequenceSpec
 from .database import advance, advance_committed
-from .exceptions import SequenceError, SequenceUnavailable
 
 __all__ = ["DatabaseSequenceStore", "RedisSequenceStore"]
 
@@ -57,7 +57,7 @@ class DatabaseSequenceStore:
         self, spec: SequenceSpec, count: int, using: str | None, now: float | None = None
     ) -> range:
         """Values of the day of ``now`` (default: the store's clock) for a daily sequence."""
-        from .models import SequenceMark
+        from ..models import SequenceMark
 
         alias = using or router.db_for_write(SequenceMark)
         name = spec.name

@@ -1,0 +1,1 @@
+"""Where named sequences live: the database alone, or Redis under a database mark."""
