@@ -16,7 +16,7 @@ from django.test import override_settings
 from django_snowid import next_value
 from django_snowid.orders.stores import get_store as get_order_store
 from django_snowid.redis.scripts import RedisScript
-from django_snowid.sequences.issuer import get_store
+from django_snowid.sequences.stores import get_store
 from django_snowid.sequences.stores.database import close_mark_connections, read_marks
 from tests import redis_topologies
 from tests.redis_topologies import Cluster, Writers

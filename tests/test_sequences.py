@@ -18,8 +18,12 @@ from django_snowid.sequences.exceptions import (
     UnknownSequence,
 )
 from django_snowid.sequences.spec import get_spec
-from django_snowid.sequences.stores.database import close_mark_connections, read_marks
-from django_snowid.sequences.stores.redis import DatabaseSequenceStore, RedisSequenceStore
+from django_snowid.sequences.stores.database import (
+    DatabaseSequenceStore,
+    close_mark_connections,
+    read_marks,
+)
+from django_snowid.sequences.stores.redis import RedisSequenceStore
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

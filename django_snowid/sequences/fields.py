@@ -10,8 +10,8 @@ from django.db import models
 from .. import inventory
 from ..core.sequence_plan import Template, check_name, day_stamp
 from .exceptions import InvalidSequence, SequenceError, UnknownSequence
-from .issuer import get_store
 from .spec import get_spec
+from .stores import get_store
 
 __all__ = ["SequenceField", "SequenceTextField"]
 

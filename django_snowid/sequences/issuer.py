@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..conf import conf, on_settings_changed
+from ..conf import on_settings_changed
 from .exceptions import InvalidSequence
-from .spec import BACKENDS, SequenceSpec, get_spec, setting
-from .stores.redis import DatabaseSequenceStore, RedisSequenceStore
+from .spec import SequenceSpec, get_spec
+from .stores import get_store
 
-__all__ = ["get_store", "next_value", "next_values"]
+__all__ = ["next_value", "next_values"]
 
-# The store of the current settings (a list of at most one, emptied when a setting changes).
-_stores: list[Any] = []
 # name -> (store, spec): a value costs no settings lookup. Emptied when a setting changes.
 _resolved: dict[str, tuple[Any, SequenceSpec]] = {}
 
@@ -20,7 +18,6 @@ _resolved: dict[str, tuple[Any, SequenceSpec]] = {}
 @on_settings_changed
 def _forget() -> None:
     _resolved.clear()
-    _stores.clear()
 
 
 def _resolve(name: str) -> tuple[Any, SequenceSpec]:
@@ -31,22 +28,6 @@ def _resolve(name: str) -> tuple[Any, SequenceSpec]:
             _resolved.clear()
         _resolved[name] = entry
     return entry
-
-
-def get_store() -> DatabaseSequenceStore | RedisSequenceStore:
-    """The store ``SNOWID_SEQUENCE_BACKEND`` names, kept until a setting changes."""
-    if not _stores:
-        backend = setting("SNOWID_SEQUENCE_BACKEND")
-        if backend not in BACKENDS:
-            raise InvalidSequence(
-                f"SNOWID_SEQUENCE_BACKEND is {backend!r}: expected one of {BACKENDS}."
-            )
-        _stores.append(
-            RedisSequenceStore(conf.REDIS_ALIAS, conf.REDIS_KEY_PREFIX)
-            if backend == "redis"
-            else DatabaseSequenceStore()
-        )
-    return _stores[0]
 
 
 def next_values(name: str, count: int, *, using: str | None = None) -> range:

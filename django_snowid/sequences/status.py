@@ -8,10 +8,9 @@ from typing import Any
 
 from ..core.sequence_plan import Rates, needs_raise, plan_step
 from .exceptions import SequenceError
-from .issuer import get_store
 from .spec import SequenceSpec, build_spec, setting
+from .stores import get_store
 from .stores.database import read_marks
-from .stores.redis import FIELDS, RedisSequenceStore
 
 __all__ = ["raise_by", "raise_if_low", "sequence_rows"]
 
@@ -25,11 +24,11 @@ def _spec(stored: str) -> SequenceSpec:
 def _row(store: Any, stored: str, mark: int, now: float) -> dict[str, Any]:
     spec = _spec(stored)
     row: dict[str, Any] = {"name": spec.name, "stored": stored, "kind": spec.kind, "mark": mark}
-    if not isinstance(store, RedisSequenceStore):
+    if not store.raises_ahead:
         # The database store issues the mark itself: it is the last value.
         return {**row, "current": mark, "published": None, "headroom": None}
     state = store.state(stored)
-    rates = Rates(*(state.get(f, 0) for f in FIELDS))
+    rates = store.rates(state)
     rate = rates.estimate(int(now))
     headroom = state["max"] - state["cur"] if "max" in state else None
     return {
@@ -58,7 +57,7 @@ def sequence_rows(using: str | None = None) -> list[dict[str, Any]]:
 def raise_by(stored: str, by: int, using: str | None = None) -> int:
     """Raise a Redis sequence's mark by ``by`` now (ahead of a known peak); the new mark."""
     store = get_store()
-    if not isinstance(store, RedisSequenceStore):
+    if not store.raises_ahead:
         raise SequenceError(
             "SNOWID_SEQUENCE_BACKEND is 'database': it issues values from the mark itself, "
             "there is no mark to raise ahead."
@@ -77,9 +76,9 @@ def raise_if_low(using: str | None = None) -> list[str]:
     store = get_store()
     raised = []
     for row in sequence_rows(using):
-        if row.get("low") and isinstance(store, RedisSequenceStore):
+        if row.get("low") and store.raises_ahead:
             state = store.state(row["stored"])
-            rates = Rates(*(state.get(f, 0) for f in FIELDS))
+            rates = store.rates(state)
             spec = _spec(row["stored"])
             if store.raise_mark(spec, row["stored"], using, rates=rates, floor=state["max"]):
                 raised.append(row["stored"])

@@ -1,4 +1,5 @@
-"""Sequence marks in the database: one atomic statement raises a mark and returns it.
+"""The database sequence store, and the marks both stores keep in the database: one
+atomic statement raises a mark and returns it.
 
 PostgreSQL and SQLite: ``INSERT ... ON CONFLICT DO UPDATE ... RETURNING``; MariaDB/MySQL:
 ``INSERT ... ON DUPLICATE KEY UPDATE value = LAST_INSERT_ID(...)`` (see
@@ -13,14 +14,23 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from typing import Any
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connections, router
 
 from ...db.returning import built, execute, returned, returning
 from ..exceptions import SequenceUnavailable
+from ..spec import SequenceSpec
+from .base import Clock, stored_name
 
-__all__ = ["advance", "advance_committed", "close_mark_connections", "read_marks"]
+__all__ = [
+    "DatabaseSequenceStore",
+    "advance",
+    "advance_committed",
+    "close_mark_connections",
+    "read_marks",
+]
 
 
 def _statement(connection: Any) -> str:
@@ -106,3 +116,36 @@ def read_marks(using: str | None = None) -> dict[str, int]:
 
     alias = using or router.db_for_write(SequenceMark)
     return dict(SequenceMark.objects.using(alias).values_list("name", "value"))
+
+
+class DatabaseSequenceStore:
+    """Values straight from the mark table, in the caller's connection and transaction.
+
+    Inside a transaction the row stays locked until it ends, and a rollback takes the
+    values back: gapless, like django-sequences (and, like it, one writer at a time).
+    """
+
+    name = "database"
+    #: Values come straight from the mark: there is no mark to raise ahead of demand.
+    raises_ahead = False
+
+    def __init__(self, clock: Clock = time.time) -> None:
+        self.clock = clock
+
+    def next_values(
+        self, spec: SequenceSpec, count: int, using: str | None, now: float | None = None
+    ) -> range:
+        """Values of the day of ``now`` (default: the store's clock) for a daily sequence."""
+        from ..models import SequenceMark
+
+        alias = using or router.db_for_write(SequenceMark)
+        name = spec.name
+        if spec.daily:
+            name = stored_name(spec, self.clock() if now is None else now)
+        try:
+            last = advance(connections[alias], name, floor=spec.start - 1, by=count)
+        except (OperationalError, InterfaceError) as exc:
+            raise SequenceUnavailable(
+                f"The database {alias!r} is unreachable: {exc}. Nothing was issued."
+            ) from exc
+        return range(last - count + 1, last + 1)

@@ -1,75 +1,32 @@
-"""Where named sequences live: the database alone, or Redis under a database mark.
-
-Both stores take the clock as an argument (``time.time`` by default), so tests can cross
-a day boundary or let five minutes pass without waiting.
-"""
+"""The Redis sequence store: the current value in Redis, under a mark in the database
+(raised ahead of demand, committed before Redis may hand out values under it)."""
 
 from __future__ import annotations
 
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Final
-
-from django.db import InterfaceError, OperationalError, connections, router
 
 from ...core.sequence_plan import (
     LOW_WATER_S,
     WINDOW_S,
     Rates,
-    day_stamp,
     needs_raise,
     plan_step,
-    storage_name,
 )
 from ...redis.client import RedisClientError, describe, get_client
 from ...redis.scripts import RedisScript, RedisUnavailable
 from ..exceptions import SequenceError, SequenceUnavailable
 from ..spec import SequenceSpec
-from .database import advance, advance_committed
+from .base import Clock, stored_name
+from .database import advance_committed
 
-__all__ = ["DatabaseSequenceStore", "RedisSequenceStore"]
+__all__ = ["RedisSequenceStore"]
 
 logger = logging.getLogger("django_snowid.sequences")
-Clock = Callable[[], float]
-
-
-def stored_name(spec: SequenceSpec, now: float) -> str:
-    """``name``, or ``name:YYYYMMDD`` (the day in the sequence's zone) for a daily one."""
-    return storage_name(spec.name, day_stamp(now, spec.zone) if spec.daily else None)
-
-
-class DatabaseSequenceStore:
-    """Values straight from the mark table, in the caller's connection and transaction.
-
-    Inside a transaction the row stays locked until it ends, and a rollback takes the
-    values back: gapless, like django-sequences (and, like it, one writer at a time).
-    """
-
-    name = "database"
-
-    def __init__(self, clock: Clock = time.time) -> None:
-        self.clock = clock
-
-    def next_values(
-        self, spec: SequenceSpec, count: int, using: str | None, now: float | None = None
-    ) -> range:
-        """Values of the day of ``now`` (default: the store's clock) for a daily sequence."""
-        from ..models import SequenceMark
-
-        alias = using or router.db_for_write(SequenceMark)
-        name = spec.name
-        if spec.daily:
-            name = stored_name(spec, self.clock() if now is None else now)
-        try:
-            last = advance(connections[alias], name, floor=spec.start - 1, by=count)
-        except (OperationalError, InterfaceError) as exc:
-            raise SequenceUnavailable(
-                f"The database {alias!r} is unreachable: {exc}. Nothing was issued."
-            ) from exc
-        return range(last - count + 1, last + 1)
 
 
 # Draw values of one sequence.
@@ -179,6 +136,8 @@ class RedisSequenceStore:
     """
 
     name = "redis"
+    #: Values are drawn under a published mark, which is raised ahead of demand.
+    raises_ahead = True
     LOCK_TTL_MS: Final = 10_000
     POLL_S: Final = 0.002
 
@@ -325,6 +284,11 @@ class RedisSequenceStore:
             self._run(RELEASE, [lock], [token])
             raise
         return bool(self._run(PUBLISH, [key, lock], [token, mark - step, mark, step]))
+
+    @staticmethod
+    def rates(state: dict[str, int]) -> Rates:
+        """The consumption figures of a :meth:`state`."""
+        return Rates(*(state.get(f, 0) for f in FIELDS))
 
     def state(self, stored: str) -> dict[str, int]:
         """The Redis fields of one stored sequence (empty if Redis holds none)."""
