@@ -3,7 +3,10 @@ from __future__ import annotations
 from django.apps import AppConfig
 
 from . import checks
+from .ids import checks as ids_checks
+from .orders import checks as orders_checks
 from .sequences import checks as sequence_checks
+from .workers import checks as workers_checks
 
 
 class SnowidConfig(AppConfig):
@@ -13,5 +16,6 @@ class SnowidConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        checks.register_checks()
+        for feature in (ids_checks, workers_checks, orders_checks, checks):
+            checks.register(feature.CHECKS)
         sequence_checks.register_checks()

@@ -149,7 +149,7 @@ def test_a_bad_epoch_is_one_error_not_one_a_layout(epoch):
 def test_w030_names_an_app_whose_default_auto_field_overrides_ours():
     from django.apps import apps
 
-    from django_snowid.checks import check_app_default_auto_field
+    from django_snowid.ids.checks import check_app_default_auto_field
 
     config = apps.get_app_config("testapp")
     assert check_app_default_auto_field([config]) == []  # takes DEFAULT_AUTO_FIELD
@@ -268,9 +268,14 @@ def test_every_check_is_registered_by_the_app_config():
     from django.core.checks.registry import registry
 
     from django_snowid import checks as snowid_checks
+    from django_snowid.ids import checks as ids_checks
+    from django_snowid.orders import checks as orders_checks
     from django_snowid.sequences import checks as sequence_checks
+    from django_snowid.workers import checks as workers_checks
 
-    ours = {check for check, _tag in snowid_checks.CHECKS} | {sequence_checks.check_sequences}
+    features = (snowid_checks, ids_checks, orders_checks, workers_checks)
+    ours = {check for feature in features for check, _tag in feature.CHECKS}
+    ours |= {sequence_checks.check_sequences}
     assert ours <= set(registry.get_checks(include_deployment_checks=True))
 
 

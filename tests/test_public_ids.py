@@ -10,8 +10,8 @@ from django.test import override_settings
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from django_snowid.checks import check_public_ids
 from django_snowid.exceptions import InvalidPublicId
+from django_snowid.ids.checks import check_public_ids
 from django_snowid.ids.publicids import DEFAULT_ALPHABET, decode_id, encode_id
 from tests.testapp.models import Product, Ticket
 

@@ -1,5 +1,4 @@
-"""System checks of the worker-id settings (``SNOWID_WORKER_*``); registered with the
-others by ``AppConfig.ready()`` (``django_snowid.checks``)."""
+"""System checks of the worker-id settings (``SNOWID_WORKER_*``)."""
 
 from __future__ import annotations
 
@@ -8,16 +7,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
-from django.core.checks import CheckMessage
+from django.core.checks import CheckMessage, Tags
 
-from ..checkhelp import configured_layouts, error, is_number, redis_cache_problem, warning
+from ..checks import Check, error, is_number, redis_cache_problem, warning
 from ..conf import conf
 from ..exceptions import LayoutError, WorkerIdError
+from ..ids.checks import configured_layouts
 from ..ids.issuer import worker_node
 from .pool import pool_for
 from .sources import LEASE_SOURCES, resolve_worker_id
 
-__all__ = ["check_worker_id", "check_worker_settings"]
+__all__ = ["CHECKS", "check_worker_id", "check_worker_settings"]
 
 
 def check_worker_id(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
@@ -141,3 +141,10 @@ def _hosts_told_apart() -> bool:
         return False
     layouts, _ = configured_layouts()
     return bool(layouts) and all(len(layout.node_parts) > 1 for layout in layouts)
+
+
+#: The checks of worker ids, with their tags: ``AppConfig.ready()`` registers them.
+CHECKS: tuple[Check, ...] = (
+    (check_worker_id, Tags.compatibility),
+    (check_worker_settings, Tags.compatibility),
+)

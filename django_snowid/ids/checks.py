@@ -1,0 +1,196 @@
+"""System checks of Snowflake ids: the epoch, the layouts, the clock tolerance, public
+ids, and apps whose ``default_auto_field`` hides ``DEFAULT_AUTO_FIELD`` (the fields check
+their own options)."""
+
+from __future__ import annotations
+
+import numbers
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from django.apps import apps
+from django.conf import settings
+from django.core.checks import CheckMessage, Tags
+from django.utils.module_loading import import_string
+
+from ..checks import Check, error, warning
+from ..conf import conf
+from ..core.layout import Layout, parse_epoch
+from ..exceptions import LayoutError
+from ..fields import SnowflakeAutoField
+from .issuer import build_layout, layout_names
+
+__all__ = ["CHECKS", "configured_layouts"]
+
+EXHAUSTION_WARNING = timedelta(days=3653)  # ten years
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def configured_layouts() -> tuple[list[Layout], list[CheckMessage]]:
+    """The layouts of the settings that build, and an E003 for each that does not."""
+    layouts: list[Layout] = []
+    errors: list[CheckMessage] = []
+    try:
+        parse_epoch(conf.EPOCH)
+        epoch_error = ""
+    except LayoutError as exc:
+        epoch_error = str(exc)
+    for name in layout_names():
+        setting = "SNOWID_LAYOUT" if name == "default" else f"SNOWID_LAYOUTS[{name!r}]"
+        try:
+            layouts.append(build_layout(name))
+        except (LayoutError, TypeError) as exc:
+            if str(exc) == epoch_error:
+                continue  # the shared SNOWID_EPOCH: E001 says it once, not once a layout
+            errors.append(error(f"{setting} is invalid: {exc}", "django_snowid.E003"))
+    return layouts, errors
+
+
+def check_epoch(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    try:
+        epoch = parse_epoch(conf.EPOCH)
+    except LayoutError as exc:
+        return [error(f"SNOWID_EPOCH is invalid: {exc}", "django_snowid.E001")]
+    if epoch > _now():
+        when = f"SNOWID_EPOCH {epoch.isoformat()} is in the future"
+        return [error(f"{when}: every id would need a negative time part.", "django_snowid.E002")]
+    return []
+
+
+def check_layouts(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    layouts, messages = configured_layouts()
+    now = _now()
+    for layout in layouts:
+        if layout.epoch > now:
+            continue  # E002 (or its own epoch) says it
+        if layout.exhausted_at <= now:
+            messages.append(
+                error(
+                    f"The time bits of layout {layout.name!r} ({layout.describe()}) ran out at "
+                    f"{layout.exhausted_at.isoformat()}: no id can be issued.",
+                    "django_snowid.E005",
+                )
+            )
+        elif layout.exhausted_at - now < EXHAUSTION_WARNING:
+            messages.append(
+                warning(
+                    f"The time bits of layout {layout.name!r} ({layout.describe()}) run out at "
+                    f"{layout.exhausted_at.isoformat()}, within ten years.",
+                    "django_snowid.W001",
+                )
+            )
+    return messages
+
+
+def check_clock_tolerance(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    value = conf.CLOCK_BACKWARDS_TOLERANCE_MS
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or value < 0:
+        expected = "expected a number of milliseconds >= 0"
+        return [
+            error(
+                f"SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS is {value!r}; {expected}.",
+                "django_snowid.E007",
+            )
+        ]
+    return []
+
+
+def check_public_ids(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    alphabet, min_length = conf.PUBLIC_ID_ALPHABET, conf.PUBLIC_ID_MIN_LENGTH
+    if alphabet is None:
+        return []  # public ids not used; decode_id() says what to set if they are
+    try:
+        from sqids import Sqids
+        from sqids.constants import DEFAULT_ALPHABET
+    except ImportError:
+        return [
+            error(
+                "SNOWID_PUBLIC_ID_ALPHABET is set but sqids is not installed "
+                "(pip install 'django-snowid[sqids]').",
+                "django_snowid.E402",
+            )
+        ]
+    if not isinstance(alphabet, str) or isinstance(min_length, bool):
+        problem = "the alphabet must be a string and the minimum length an integer"
+    else:
+        try:
+            Sqids(alphabet=alphabet, min_length=min_length)
+            problem = ""
+        except (TypeError, ValueError) as exc:
+            problem = str(exc)
+    if problem:
+        return [
+            error(
+                f"SNOWID_PUBLIC_ID_ALPHABET={alphabet!r} / SNOWID_PUBLIC_ID_MIN_LENGTH="
+                f"{min_length!r}: {problem}.",
+                "django_snowid.E401",
+            )
+        ]
+    if alphabet == DEFAULT_ALPHABET:
+        return [
+            warning(
+                "SNOWID_PUBLIC_ID_ALPHABET is sqids' default alphabet: anyone with the "
+                "library decodes your public ids. Shuffle it once for this project.",
+                "django_snowid.W400",
+            )
+        ]
+    return []
+
+
+def _project_app(config: Any) -> bool:
+    """An app of the project itself: not Django's own, not an installed distribution
+    (their authors chose their keys; SILENCED_SYSTEM_CHECKS is for the rest)."""
+    path = str(getattr(config, "path", ""))
+    if config.name.startswith("django.") or config.name == "django_snowid":
+        return False  # ours keeps BigAutoField for its bookkeeping tables on purpose
+    return not any(part in path for part in ("site-packages", "dist-packages"))
+
+
+def check_app_default_auto_field(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """``startapp`` writes ``default_auto_field = "django.db.models.BigAutoField"`` into a
+    new app's ``apps.py``; it silently wins over a ``DEFAULT_AUTO_FIELD`` that names ours,
+    and the admin mixin then has nothing to decode."""
+
+    try:
+        ours = issubclass(import_string(settings.DEFAULT_AUTO_FIELD), SnowflakeAutoField)
+    except (ImportError, TypeError, AttributeError):  # Django's own check reports it
+        return []
+    if not ours:
+        return []
+    warnings: list[CheckMessage] = []
+    for config in app_configs or apps.get_app_configs():
+        overridden = getattr(config, "_is_default_auto_field_overridden", False)
+        if not (overridden and _project_app(config)):
+            continue
+        losers = [
+            model.__name__
+            for model in config.get_models()
+            if model._meta.pk is not None
+            and model._meta.pk.auto_created
+            and not isinstance(model._meta.pk, SnowflakeAutoField)
+        ]
+        if losers:
+            warnings.append(
+                warning(
+                    f"App {config.label!r} sets default_auto_field = "
+                    f"{config.default_auto_field!r} in its AppConfig, which overrides "
+                    f"DEFAULT_AUTO_FIELD ({settings.DEFAULT_AUTO_FIELD}): "
+                    f"{', '.join(sorted(losers))} get no Snowflake primary key. Remove that "
+                    "line from its apps.py (startapp writes it) to use DEFAULT_AUTO_FIELD.",
+                    "django_snowid.W030",
+                )
+            )
+    return warnings
+
+
+#: The checks of Snowflake ids, with their tags: ``AppConfig.ready()`` registers them.
+CHECKS: tuple[Check, ...] = (
+    (check_epoch, Tags.compatibility),
+    (check_layouts, Tags.compatibility),
+    (check_clock_tolerance, Tags.compatibility),
+    (check_public_ids, Tags.compatibility),
+    (check_app_default_auto_field, Tags.models),
+)
