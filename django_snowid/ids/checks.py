@@ -17,7 +17,7 @@ from ..checks import Check, error, warning
 from ..conf import conf
 from ..core.layout import Layout, parse_epoch
 from ..exceptions import LayoutError
-from ..fields import SnowflakeAutoField
+from .fields import SnowflakeAutoField
 from .issuer import build_layout, layout_names
 
 __all__ = ["CHECKS", "configured_layouts"]

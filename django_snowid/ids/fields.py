@@ -1,0 +1,212 @@
+"""Model fields whose values are Snowflake ids allocated in Python before the INSERT.
+
+Imported as ``django_snowid.fields.SnowflakeField`` and ``...SnowflakeAutoField`` (the
+path migrations write).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+from django.core import checks
+from django.db import models
+
+from .. import inventory
+from ..core.layout import DecodedId, Layout
+from ..exceptions import LayoutError
+from ..generated import check_shard_from, drop_generated_defaults, shard_source, value_on_add
+from .issuer import get_generator, get_layout, layout_names
+from .lookups import LOOKUPS
+
+__all__ = ["SnowflakeAutoField", "SnowflakeField"]
+
+
+class _SnowflakeMixin:
+    """What both fields share: an optional layout name and access to its generator.
+
+    ``shard_from`` names an attribute (e.g. ``"user_id"``) whose low bits fill the
+    layout's shard part, so that ``id % 2**shard_bits == user_id % 2**shard_bits``.
+    """
+
+    layout_name: str | None
+    shard_from: str | None
+    attname: str
+    model: type[models.Model]
+
+    def _init_layout(self, layout: str | None, shard_from: str | None) -> None:
+        if layout is not None and not isinstance(layout, str):
+            raise TypeError(f"layout= takes the name of a configured layout, not {layout!r}.")
+        if shard_from is not None and not isinstance(shard_from, str):
+            raise TypeError(f"shard_from= takes an attribute name, not {shard_from!r}.")
+        self.layout_name = layout
+        self.shard_from = shard_from
+
+    def _add_layout(self, kwargs: dict[str, Any]) -> None:
+        if self.layout_name is not None:
+            kwargs["layout"] = self.layout_name
+        if self.shard_from is not None:
+            kwargs["shard_from"] = self.shard_from
+
+    @property
+    def layout(self) -> Layout:
+        """The layout this field's ids use (resolved from the settings)."""
+        return get_layout(self.layout_name)
+
+    def decode(self, value: int | str) -> DecodedId:
+        return self.layout.decode(value)
+
+    def new_id(self, instance: models.Model | None = None) -> int:
+        """A new id of this field's layout; with ``shard_from``, ``instance``'s shard ends it."""
+        if self.shard_from is None:
+            return get_generator(self.layout_name).next_id()
+        if instance is None:
+            raise TypeError(f"shard_from={self.shard_from!r}: new_id() needs the instance.")
+        # Read (and refuse) the shard source before an id is taken: a bad value costs
+        # nothing. The generator leaves the shard bits at 0.
+        shard = self.layout.shard_of(shard_source(instance, self.shard_from))
+        return get_generator(self.layout_name).next_id() | shard
+
+    get_pk_value_on_save = new_id
+
+    def contribute_to_class(
+        self, cls: type[models.Model], name: str, private_only: bool = False, **kwargs: Any
+    ) -> None:
+        super().contribute_to_class(cls, name, private_only=private_only, **kwargs)  # type: ignore[misc]
+        if not cls._meta.abstract:
+            inventory.register(self, "snowflake")  # type: ignore[arg-type]
+
+    def _check_layout(self) -> list[checks.CheckMessage]:
+        if self.layout_name is None and self.shard_from is None:
+            return []
+        try:
+            layout = get_layout(self.layout_name)
+        except LayoutError:
+            if self.layout_name in layout_names():
+                return []  # configured but invalid: E003 (or E001, the epoch) says why
+            return [
+                checks.Error(
+                    f"layout={self.layout_name!r} names no configured layout; "
+                    f"known layouts: {layout_names()}.",
+                    hint="Add it to SNOWID_LAYOUTS. See the README section 'System checks', "
+                    "django_snowid.E101.",
+                    obj=self,
+                    id="django_snowid.E101",
+                )
+            ]
+        if self.shard_from is not None and not layout.shard_bits:
+            return [
+                checks.Error(
+                    f"shard_from={self.shard_from!r} needs a layout with shard bits; layout "
+                    f"{layout.name!r} ({layout.describe()}) has none.",
+                    hint="Give the layout shard_bits (or use the 'sharded' preset). See the "
+                    "README section 'System checks', django_snowid.E400.",
+                    obj=self,
+                    id="django_snowid.E400",
+                )
+            ]
+        return check_shard_from(cast(models.Field, self), self.shard_from)
+
+
+class SnowflakeField(_SnowflakeMixin, models.BigIntegerField):
+    """A BIGINT filled with a new Snowflake id on insert when it is empty.
+
+    Unique and not editable by default. It may serve as a primary key too, but
+    :class:`SnowflakeAutoField` is the drop-in replacement for ``BigAutoField``.
+    """
+
+    description = "Snowflake id (64-bit, time-ordered)"
+
+    def __init__(
+        self, *args: Any, layout: str | None = None, shard_from: str | None = None, **kwargs: Any
+    ) -> None:
+        self._init_layout(layout, shard_from)
+        kwargs.setdefault("unique", True)
+        kwargs.setdefault("editable", False)
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self) -> tuple[str, str, Sequence[Any], dict[str, Any]]:
+        name, path, args, kwargs = super().deconstruct()
+        path = "django_snowid.fields.SnowflakeField"
+        drop_generated_defaults(kwargs, primary_key=self.primary_key)
+        self._add_layout(kwargs)
+        return name, path, args, kwargs
+
+    def check(self, **kwargs: Any) -> list[checks.CheckMessage]:
+        return [*super().check(**kwargs), *self._check_layout()]
+
+    def pre_save(self, model_instance: models.Model, add: bool) -> Any:
+        return value_on_add(self, model_instance, add, self.new_id)
+
+
+class SnowflakeAutoField(_SnowflakeMixin, models.BigAutoField):
+    """Drop-in replacement for ``BigAutoField`` (and a valid ``DEFAULT_AUTO_FIELD``).
+
+    Django requires ``DEFAULT_AUTO_FIELD`` to name an ``AutoField`` subclass, and such
+    fields let the database generate the value. This one creates a plain BIGINT column
+    (no identity, serial or AUTO_INCREMENT) and sets the value in Python before the
+    INSERT, on ``save()`` and ``bulk_create()`` alike, so every backend returns the pk.
+    """
+
+    description = "Snowflake primary key (64-bit, time-ordered)"
+    # The value is known before the INSERT: no RETURNING clause, no last_insert_id().
+    db_returning = False
+
+    def __init__(
+        self, *args: Any, layout: str | None = None, shard_from: str | None = None, **kwargs: Any
+    ) -> None:
+        self._init_layout(layout, shard_from)
+        # Model._save_table() goes straight to INSERT for a new instance whose pk has a
+        # default; without one our pre-filled pk would cost a useless UPDATE first. The
+        # default gives None, so a new instance keeps pk=None until it is saved, as with
+        # BigAutoField (code that tests ``obj.pk is None`` keeps working).
+        kwargs["default"] = _assigned_on_save
+        super().__init__(*args, **kwargs)
+
+    def get_internal_type(self) -> str:
+        # Drives the column type, the schema editor and the value range: a plain bigint
+        # (migrating from BigAutoField drops the identity/AUTO_INCREMENT property).
+        if self._is_through_pk():
+            return "BigAutoField"
+        return "BigIntegerField"
+
+    def _is_through_pk(self) -> bool:
+        """Whether this is the pk of an auto-created many-to-many table.
+
+        Migrations build those tables from historical models, whose apps know nothing of
+        ``AppConfig.default_auto_field``, so they get DEFAULT_AUTO_FIELD (this field) even
+        where the running model has an ``AutoField`` (e.g. ``User.user_permissions``) and
+        inserts without an id. Such tables keep a database-generated bigint, which accepts
+        both: rows without an id, and rows with a Snowflake id.
+        """
+        model = getattr(self, "model", None)
+        return model is not None and bool(model._meta.auto_created)
+
+    def get_db_prep_save(self, value: Any, connection: Any) -> Any:
+        # The hot path of bulk_create: ids we made are ints already, and nothing in
+        # BigAutoField's preparation (int(), the "0 is not a valid AutoField value" check
+        # of MySQL, which guards AUTO_INCREMENT we do not have) applies to them.
+        if type(value) is int and value > 0:
+            return value
+        return super().get_db_prep_save(value, connection)
+
+    def deconstruct(self) -> tuple[str, str, Sequence[Any], dict[str, Any]]:
+        name, path, args, kwargs = super().deconstruct()
+        path = "django_snowid.fields.SnowflakeAutoField"
+        kwargs.pop("default", None)
+        self._add_layout(kwargs)
+        return name, path, args, kwargs
+
+    def check(self, **kwargs: Any) -> list[checks.CheckMessage]:
+        return [*super().check(**kwargs), *self._check_layout()]
+
+
+def _assigned_on_save() -> None:
+    """The "default" of SnowflakeAutoField: nothing until ``save()`` assigns an id."""
+    return None
+
+
+# ``pk__created_after=``, ``__created_before=``, ``__created_range=`` on both fields.
+for _field_class in (SnowflakeField, SnowflakeAutoField):
+    for _lookup in LOOKUPS:
+        _field_class.register_lookup(_lookup)
