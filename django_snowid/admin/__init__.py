@@ -1,7 +1,29 @@
-"""The admin: the decode page, the status page, and the mixin of model admins."""
+"""The admin: the decode page (:mod:`.decode`), the status page (:mod:`.status`), both
+registered on the default admin site here, and the mixin of model admins
+(:mod:`.mixins`).
+
+On a custom admin site, register the pages there too:
+``site.register(IdDecoder, IdDecoderAdmin)`` and ``site.register(SequenceStatus,
+StatusAdmin)`` (the models from ``django_snowid.models``).
+"""
 
 from __future__ import annotations
 
-from .mixins import CreatedFilter, IdDecoderAdmin, SnowflakeAdminMixin, SnowflakeModelAdmin
+from django.contrib import admin
 
-__all__ = ["CreatedFilter", "IdDecoderAdmin", "SnowflakeAdminMixin", "SnowflakeModelAdmin"]
+from ..models import IdDecoder
+from ..sequences.models import SequenceStatus
+from .decode import IdDecoderAdmin
+from .mixins import CreatedFilter, SnowflakeAdminMixin, SnowflakeModelAdmin
+from .status import StatusAdmin
+
+__all__ = [
+    "CreatedFilter",
+    "IdDecoderAdmin",
+    "SnowflakeAdminMixin",
+    "SnowflakeModelAdmin",
+    "StatusAdmin",
+]
+
+admin.site.register(IdDecoder, IdDecoderAdmin)
+admin.site.register(SequenceStatus, StatusAdmin)

@@ -14,13 +14,11 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
-from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from ..conf import conf
 from ..orders.status import stream_rows
-from ..sequences.models import SequenceStatus
 from ..sequences.status import sequence_rows
 from ..workers.stores import get_lease_store
 from ..workers.stores.base import WHILE_ALIVE, expires_in_s
@@ -69,6 +67,3 @@ class StatusAdmin(ReadOnlyPageAdmin):
             "backend": conf.ORDER_BACKEND,
         }
         return TemplateResponse(request, "admin/django_snowid/status.html", context)
-
-
-admin.site.register(SequenceStatus, StatusAdmin)
