@@ -9,7 +9,7 @@ __version__ = "0.1.0"
 __all__ = ["decode", "next_id", "next_ids", "next_value", "next_values"]
 
 if TYPE_CHECKING:
-    from .api import decode, next_id, next_ids
+    from .ids.issuer import decode, next_id, next_ids
     from .sequences.issuer import next_value, next_values
 
 _SEQUENCES = frozenset({"next_value", "next_values"})
@@ -22,7 +22,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(sequences_api, name)
     if name in __all__:
-        from . import api
+        from .ids import issuer
 
-        return getattr(api, name)
+        return getattr(issuer, name)
     raise AttributeError(f"module 'django_snowid' has no attribute {name!r}")

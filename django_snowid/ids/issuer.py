@@ -1,4 +1,6 @@
-"""This process's layouts and generators, one per layout name, and the fork guard.
+"""This process's layouts and generators, one per layout name, and the fork guard; the
+public functions that issue and decode ids with them (``next_id``, ``next_ids``,
+``decode``).
 
 Trap: a new generator per call, or two generators sharing a worker id, repeat ids;
 so generators live here, keyed by layout name, and are dropped when the ``SNOWID_*``
@@ -17,12 +19,22 @@ from django.db.models import Field
 from .. import inventory
 from ..conf import conf, on_settings_changed
 from ..core.generator import SnowflakeGenerator
-from ..core.layout import Layout, layout_from_spec
+from ..core.layout import DecodedId, Layout, layout_from_spec
 from ..exceptions import LayoutError, StaticWorkerIdAfterFork
 from ..workers.lease import lease_generator, lease_of
 from ..workers.sources import LEASE_SOURCES, WorkerId, resolve_worker_id
 
-__all__ = ["build_layout", "get_generator", "get_layout", "layout_names", "reset", "worker_node"]
+__all__ = [
+    "build_layout",
+    "decode",
+    "get_generator",
+    "get_layout",
+    "layout_names",
+    "next_id",
+    "next_ids",
+    "reset",
+    "worker_node",
+]
 
 DEFAULT = "default"
 
@@ -81,6 +93,27 @@ def get_generator(name: str | None = None) -> SnowflakeGenerator:
         if generator is None:
             generator = _generators[key] = _create_generator(key)
     return generator
+
+
+def next_id(*, layout: str | None = None) -> int:
+    """A new id from this process's generator for ``layout`` (default: ``SNOWID_LAYOUT``)."""
+    return get_generator(layout).next_id()
+
+
+def next_ids(count: int, *, layout: str | None = None) -> list[int]:
+    """``count`` new increasing ids in one call (what ``bulk_create`` wants)."""
+    return get_generator(layout).next_ids(count)
+
+
+def decode(value: int | str, *, layout: str | Layout | None = None) -> DecodedId:
+    """Take an id apart: time (aware UTC), named node parts and sequence.
+
+    ``layout`` is a name from the settings (default ``SNOWID_LAYOUT``) or a
+    :class:`~django_snowid.core.Layout`. Raises :class:`~django_snowid.exceptions.InvalidId`
+    (a ``ValueError``) naming the value and the valid range for anything that is not
+    an id of that layout.
+    """
+    return get_layout(layout).decode(value)
 
 
 def worker_node(layout: Layout, worker: WorkerId) -> int:
