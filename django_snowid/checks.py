@@ -18,7 +18,8 @@ from django.core.checks import CheckMessage, Error, Tags, Warning
 from django.core.checks import register as register_check
 
 from .conf import conf
-from .redis.client import RedisClientError, factory
+from .exceptions import RedisClientError
+from .redis.client import factory
 
 __all__ = [
     "CHECKS",

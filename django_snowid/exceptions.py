@@ -1,8 +1,9 @@
 """Exceptions raised by django-snowid.
 
-Every refusal to issue an id has a class of its own, so that callers can tell a
-misconfiguration from a transient condition (a clock that stepped back) without
-parsing messages. All of them derive from :class:`SnowidError`.
+Every refusal to issue an id, an order number or a value of a named sequence has a
+class of its own, so that callers can tell a misconfiguration from a transient
+condition (a clock that stepped back) without parsing messages. All of them derive from
+:class:`SnowidError`. This module imports nothing: the pure core raises them too.
 """
 
 from __future__ import annotations
@@ -106,3 +107,34 @@ class OrderTransactionConflict(OrderNumberError):
     Nothing was issued. Inside your transaction the database cannot be asked again with
     the same snapshot: roll back and run the transaction again.
     """
+
+
+class RedisUnavailable(SnowidError):
+    """Redis is unreachable (refused, timed out, the connection broke twice in a row, or a
+    cluster kept redirecting or reported itself down)."""
+
+
+class RedisClientError(SnowidError):
+    """The configured Redis client cannot be made (bad alias or factory)."""
+
+    def __init__(self, message: str, check_id: str = "django_snowid.E500") -> None:
+        super().__init__(message)
+        self.check_id = check_id  # the system check that reports it
+
+
+class SequenceError(SnowidError):
+    """A value of a named sequence could not be issued."""
+
+
+class UnknownSequence(SequenceError, LookupError):
+    """The name is not declared in ``SNOWID_SEQUENCES`` and ``SNOWID_SEQUENCES_UNKNOWN`` is
+    ``"refuse"``."""
+
+
+class InvalidSequence(SequenceError, ValueError):
+    """A name, a count or a declaration is not valid."""
+
+
+class SequenceUnavailable(SequenceError):
+    """The store that must act is unreachable: Redis, or the database once Redis has no
+    headroom left. Nothing was issued."""

@@ -7,7 +7,8 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
 from django_snowid.checks import check_redis_client
-from django_snowid.redis.client import RedisClientError, get_client
+from django_snowid.exceptions import RedisClientError
+from django_snowid.redis.client import get_client
 
 NOT_CALLABLE = 42
 made: list[object] = []

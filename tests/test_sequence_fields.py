@@ -9,7 +9,7 @@ from django.db.migrations.writer import MigrationWriter
 from django.test import override_settings
 from django.test.utils import isolate_apps
 
-from django_snowid.sequences.exceptions import InvalidSequence
+from django_snowid.exceptions import InvalidSequence
 from django_snowid.sequences.fields import SequenceField, SequenceTextField
 from django_snowid.sequences.stores.database import close_mark_connections
 from tests.testapp.models import Customer, Invoice

@@ -12,7 +12,7 @@ from django.db import connection, transaction
 
 from django_snowid import next_value, next_values
 from django_snowid.core.sequence_plan import Rates
-from django_snowid.sequences.exceptions import (
+from django_snowid.exceptions import (
     InvalidSequence,
     SequenceUnavailable,
     UnknownSequence,

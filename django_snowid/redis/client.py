@@ -21,17 +21,9 @@ from typing import Any
 from django.utils.module_loading import import_string
 
 from ..conf import conf, on_settings_changed
-from ..exceptions import SnowidError
+from ..exceptions import RedisClientError
 
-__all__ = ["RedisClientError", "factory", "get_client"]
-
-
-class RedisClientError(SnowidError):
-    """The configured Redis client cannot be made (bad alias or factory)."""
-
-    def __init__(self, message: str, check_id: str = "django_snowid.E500") -> None:
-        super().__init__(message)
-        self.check_id = check_id  # the system check that reports it
+__all__ = ["describe", "factory", "get_client"]
 
 
 _lock = threading.Lock()

@@ -37,14 +37,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..exceptions import SnowidError
+from ..exceptions import RedisUnavailable
 
-__all__ = ["RedisScript", "RedisUnavailable", "server_id"]
-
-
-class RedisUnavailable(SnowidError):
-    """Redis is unreachable (refused, timed out, the connection broke twice in a row, or a
-    cluster kept redirecting or reported itself down)."""
+__all__ = ["RedisScript", "server_id"]
 
 
 _local = threading.local()

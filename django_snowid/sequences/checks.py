@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.checks import CheckMessage, Error, Tags, register
 
-from .exceptions import InvalidSequence
+from ..exceptions import InvalidSequence
 from .spec import BACKENDS, UNKNOWN, build_spec, setting
 
 HINT = "See the README section 'System checks', {id}."

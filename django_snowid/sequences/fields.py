@@ -9,7 +9,7 @@ from django.db import models
 
 from .. import inventory
 from ..core.sequence_plan import Template, check_name, day_stamp
-from .exceptions import InvalidSequence, SequenceError, UnknownSequence
+from ..exceptions import InvalidSequence, SequenceError, UnknownSequence
 from .spec import get_spec
 from .stores import get_store
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..conf import on_settings_changed
-from .exceptions import InvalidSequence
+from ..exceptions import InvalidSequence
 from .spec import SequenceSpec, get_spec
 from .stores import get_store
 

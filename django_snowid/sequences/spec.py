@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from django.conf import settings
 
 from ..core.sequence_plan import check_name
-from .exceptions import InvalidSequence, UnknownSequence
+from ..exceptions import InvalidSequence, UnknownSequence
 
 #: Every setting of named sequences with its default (the README lists them).
 DEFAULTS: Final[dict[str, Any]] = {

@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from ..core.sequence_plan import Rates, needs_raise, plan_step
-from .exceptions import SequenceError
+from ..exceptions import SequenceError
 from .spec import SequenceSpec, build_spec, setting
 from .stores import get_store
 from .stores.database import read_marks

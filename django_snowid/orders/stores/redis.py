@@ -15,9 +15,9 @@ from typing import Any, Final
 import redis
 
 from ...core.order_stream import ClockBehind, Outcome, Reserved, Resuming, SecondFull
-from ...exceptions import OrderNumberError, OrderNumberUnavailable
+from ...exceptions import OrderNumberError, OrderNumberUnavailable, RedisUnavailable
 from ...redis import client as redisclient
-from ...redis.scripts import RedisScript, RedisUnavailable
+from ...redis.scripts import RedisScript
 from .base import MISSING, Missing, Position, RecoverArgs, ReserveArgs
 
 __all__ = ["RECOVER", "RESERVE", "RedisOrderStore", "get_client", "reserve_outcome"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...conf import conf, on_settings_changed
-from ..exceptions import InvalidSequence
+from ...exceptions import InvalidSequence
 from ..spec import BACKENDS, setting
 from .database import DatabaseSequenceStore
 

@@ -20,7 +20,7 @@ from typing import Any
 from django.db import DatabaseError, InterfaceError, OperationalError, connections, router
 
 from ...db.returning import built, execute, returned, returning
-from ..exceptions import SequenceUnavailable
+from ...exceptions import SequenceUnavailable
 from ..spec import SequenceSpec
 from .base import Clock, stored_name
 

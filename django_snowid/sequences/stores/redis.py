@@ -17,9 +17,9 @@ from ...core.sequence_plan import (
     needs_raise,
     plan_step,
 )
-from ...redis.client import RedisClientError, describe, get_client
-from ...redis.scripts import RedisScript, RedisUnavailable
-from ..exceptions import SequenceError, SequenceUnavailable
+from ...exceptions import RedisClientError, RedisUnavailable, SequenceError, SequenceUnavailable
+from ...redis.client import describe, get_client
+from ...redis.scripts import RedisScript
 from ..spec import SequenceSpec
 from .base import Clock, stored_name
 from .database import advance_committed

@@ -10,9 +10,9 @@ import os
 import socket
 from typing import Any, Final
 
-from ...exceptions import WorkerIdUnavailable
+from ...exceptions import RedisUnavailable, WorkerIdUnavailable
 from ...redis import client as redisclient
-from ...redis.scripts import RedisScript, RedisUnavailable
+from ...redis.scripts import RedisScript
 from .base import Acquired, LeaseInfo, LeaseRequest, StoreSettling, exhausted
 
 __all__ = ["RedisLeaseStore"]
