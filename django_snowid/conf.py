@@ -1,4 +1,6 @@
-"""The ``SNOWID_*`` settings, read on every access so that ``override_settings`` works.
+"""The ``SNOWID_*`` settings: one table, each setting one line with its type (the
+annotation), its default and what it means; read on every access, so that
+``override_settings`` works.
 
 Whatever is built from the settings (layouts, generators, stores, issuers, clients) is
 cached by the module that builds it and dropped through the one reaction here:
@@ -11,9 +13,9 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar, overload
 
 from django.conf import settings
 from django.core.signals import setting_changed
@@ -27,113 +29,125 @@ WorkerIdSource = Literal["static", "env", "slot", "redis", "database"]
 OrderBackend = Literal["redis", "database"]
 #: What a full second does (``SNOWID_ORDER_WHEN_FULL``).
 WhenFull = Literal["wait", "raise"]
-
-#: Every setting with its default. The README lists them with their meaning.
-DEFAULTS: dict[str, Any] = {
-    "SNOWID_EPOCH": DEFAULT_EPOCH,
-    "SNOWID_LAYOUT": "classic",
-    "SNOWID_LAYOUTS": {},
-    "SNOWID_WORKER_ID": 0,
-    "SNOWID_WORKER_ID_SOURCE": "database",
-    "SNOWID_WORKER_POOL_SIZE": None,
-    "SNOWID_WORKER_LEASE_TTL_S": 30,
-    "SNOWID_WORKER_SLOT_DIR": None,
-    "SNOWID_WORKER_RESUME_MAX_WAIT_MS": 2000,
-    "SNOWID_WORKER_ID_ENV": "SNOWID_WORKER_ID",
-    "SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS": 5.0,
-    "SNOWID_REDIS_ALIAS": "default",
-    "SNOWID_REDIS_KEY_PREFIX": "snowid",
-    "SNOWID_REDIS_CLIENT_FACTORY": None,
-    "SNOWID_ORDER_BACKEND": "redis",
-    "SNOWID_ORDER_PACKING": "binary",
-    "SNOWID_ORDER_SEQUENCE_BITS": 14,
-    "SNOWID_ORDER_SHARD_BITS": 4,
-    "SNOWID_ORDER_SEQUENCE_DIGITS": 5,
-    "SNOWID_ORDER_SHARD_DIGITS": 2,
-    "SNOWID_ORDER_ZONE": "UTC",
-    "SNOWID_ORDER_ALLOW_DST": False,
-    "SNOWID_ORDER_WHEN_FULL": "wait",
-    "SNOWID_ORDER_MAX_WAIT_MS": 2000,
-    "SNOWID_ORDER_MAX_BACKWARDS_S": 5,
-    "SNOWID_ORDER_RANDOM_START": 0,
-    "SNOWID_ORDER_INSERT_RETRIES": 3,
-    "SNOWID_PUBLIC_ID_ALPHABET": None,
-    "SNOWID_PUBLIC_ID_MIN_LENGTH": 8,
-}
-
+#: Where named sequences live (``SNOWID_SEQUENCE_BACKEND``).
+SequenceBackend = Literal["database", "redis"]
+#: What an undeclared sequence name does (``SNOWID_SEQUENCES_UNKNOWN``).
+UnknownSequences = Literal["create", "refuse"]
 
 T = TypeVar("T")
 
 
-def _get(name: str) -> Any:
-    return getattr(settings, name, DEFAULTS[name])
-
-
 class Setting(Generic[T]):
-    """One ``SNOWID_*`` setting as an attribute of :class:`SnowidSettings`, read from
-    Django's settings on every access: ``EPOCH`` reads ``SNOWID_EPOCH``."""
+    """One ``SNOWID_*`` setting, an attribute of :class:`SnowidSettings`: ``EPOCH`` reads
+    ``SNOWID_EPOCH`` from Django's settings on every access, ``default`` when it is not
+    set. Read on the class, it is the table's row itself."""
+
+    def __init__(self, default: Any, meaning: str, *, unset: Callable[[], T] | None = None) -> None:
+        self.default = default
+        self.meaning = meaning
+        self.unset = unset  # computes the value when the setting is not given
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = f"SNOWID_{name}"
 
-    def __get__(self, instance: object, owner: type | None = None) -> T:
-        return _get(self.name)
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> Setting[T]: ...
+
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> T: ...
+
+    def __get__(self, instance: object, owner: type | None = None) -> T | Setting[T]:
+        if instance is None:
+            return self
+        value = getattr(settings, self.name, self.default)
+        if self.unset is not None and not value:
+            return self.unset()
+        return value
+
+    def given(self) -> Any:
+        """The value in Django's settings as written there (``default`` if absent)."""
+        return getattr(settings, self.name, self.default)
+
+    def is_set(self) -> bool:
+        return hasattr(settings, self.name)
+
+
+def _project_slot_dir() -> str:
+    """A directory per project: the projects of one host never share slots (named after
+    the settings module and the default database)."""
+    database = getattr(settings, "DATABASES", {}).get("default", {})
+    project = repr(
+        (
+            getattr(settings, "SETTINGS_MODULE", ""),
+            database.get("ENGINE"),
+            database.get("HOST"),
+            database.get("PORT"),
+            database.get("NAME"),
+        )
+    )
+    digest = hashlib.sha1(project.encode()).hexdigest()[:12]
+    return os.path.join(tempfile.gettempdir(), "django-snowid-slots", digest)
 
 
 class SnowidSettings:
-    """Typed access to the ``SNOWID_*`` settings; nothing is read at import time."""
+    """Every ``SNOWID_*`` setting; nothing is read at import time. The README's settings
+    table says the same at more length."""
 
-    EPOCH: Setting[datetime | str] = Setting()
-    LAYOUT: Setting[str | Mapping[str, Any]] = Setting()
-    LAYOUTS: Setting[Mapping[str, str | Mapping[str, Any]]] = Setting()
+    # ----------------------------------------------------------------- ids
+    EPOCH: Setting[datetime | str] = Setting(DEFAULT_EPOCH, "tick 0 of layouts without one")
+    LAYOUT: Setting[str | Mapping[str, Any]] = Setting("classic", "the default layout")
+    LAYOUTS: Setting[Mapping[str, str | Mapping[str, Any]]] = Setting({}, "more named layouts")
+    CLOCK_BACKWARDS_TOLERANCE_MS: Setting[float] = Setting(5.0, "a clock this far back waits")
+    PUBLIC_ID_ALPHABET: Setting[str | None] = Setting(None, "the shuffled sqids alphabet")
+    PUBLIC_ID_MIN_LENGTH: Setting[int] = Setting(8, "the shortest public id")
 
-    WORKER_ID: Setting[int | Mapping[str, int]] = Setting()
-    WORKER_ID_SOURCE: Setting[WorkerIdSource] = Setting()
-    WORKER_POOL_SIZE: Setting[int | None] = Setting()
-    WORKER_LEASE_TTL_S: Setting[float] = Setting()
-    WORKER_RESUME_MAX_WAIT_MS: Setting[float] = Setting()
-    WORKER_ID_ENV: Setting[str] = Setting()
-    CLOCK_BACKWARDS_TOLERANCE_MS: Setting[float] = Setting()
+    # ---------------------------------------------------------- worker ids
+    WORKER_ID: Setting[int | Mapping[str, int]] = Setting(0, "fixed id, or the fixed parts")
+    WORKER_ID_SOURCE: Setting[WorkerIdSource] = Setting("database", "where worker ids come from")
+    WORKER_POOL_SIZE: Setting[int | None] = Setting(None, "at most this many leased ids")
+    WORKER_LEASE_TTL_S: Setting[float] = Setting(30, "a lease's time-to-live")
+    WORKER_SLOT_DIR: Setting[str] = Setting(None, "slot lock files", unset=_project_slot_dir)
+    WORKER_RESUME_MAX_WAIT_MS: Setting[float] = Setting(2000, "longest wait for a recorded tick")
+    WORKER_ID_ENV: Setting[str] = Setting("SNOWID_WORKER_ID", "the 'env' source's variable")
 
-    PUBLIC_ID_ALPHABET: Setting[str | None] = Setting()
-    PUBLIC_ID_MIN_LENGTH: Setting[int] = Setting()
-
-    REDIS_ALIAS: Setting[str] = Setting()
-    REDIS_KEY_PREFIX: Setting[str] = Setting()
+    # --------------------------------------------------------------- Redis
+    REDIS_ALIAS: Setting[str] = Setting("default", "the django-redis cache alias")
+    REDIS_KEY_PREFIX: Setting[str] = Setting("snowid", "prefix of order and sequence keys")
     #: A dotted path (or a callable) returning a redis-py client; None: django-redis.
-    REDIS_CLIENT_FACTORY: Setting[Any] = Setting()
+    REDIS_CLIENT_FACTORY: Setting[Any] = Setting(None, "makes the redis-py client instead")
 
-    ORDER_BACKEND: Setting[OrderBackend] = Setting()
-    ORDER_ALLOW_DST: Setting[bool] = Setting()
-    ORDER_WHEN_FULL: Setting[WhenFull] = Setting()
-    ORDER_MAX_WAIT_MS: Setting[float] = Setting()
-    ORDER_MAX_BACKWARDS_S: Setting[int] = Setting()
-    ORDER_RANDOM_START: Setting[int] = Setting()
-    ORDER_INSERT_RETRIES: Setting[int] = Setting()
+    # ------------------------------------------------------- order numbers
+    ORDER_BACKEND: Setting[OrderBackend] = Setting("redis", "where streams keep their state")
+    ORDER_PACKING: Setting[str] = Setting("binary", "binary or decimal numbers")
+    ORDER_SEQUENCE_BITS: Setting[int] = Setting(14, "binary: sequence bits")
+    ORDER_SHARD_BITS: Setting[int] = Setting(4, "binary: shard bits")
+    ORDER_SEQUENCE_DIGITS: Setting[int] = Setting(5, "decimal: sequence digits")
+    ORDER_SHARD_DIGITS: Setting[int] = Setting(2, "decimal: shard digits")
+    ORDER_ZONE: Setting[str] = Setting("UTC", "the zone stems are written in")
+    ORDER_ALLOW_DST: Setting[bool] = Setting(False, "accept a zone with daylight saving")
+    ORDER_WHEN_FULL: Setting[WhenFull] = Setting("wait", "what a full second does")
+    ORDER_MAX_WAIT_MS: Setting[float] = Setting(2000, "the longest wait for the next second")
+    ORDER_MAX_BACKWARDS_S: Setting[int] = Setting(5, "how far ahead of the clock a stream runs")
+    ORDER_RANDOM_START: Setting[int] = Setting(0, "each second starts at 1 + random 0..N")
+    ORDER_INSERT_RETRIES: Setting[int] = Setting(3, "new numbers after a UNIQUE conflict")
 
-    @property
-    def WORKER_SLOT_DIR(self) -> str:
-        """A directory per project by default: the projects of one host never share
-        slots (named after the settings module and the default database)."""
-        given = _get("SNOWID_WORKER_SLOT_DIR")
-        if given:
-            return str(given)
-        database = getattr(settings, "DATABASES", {}).get("default", {})
-        project = repr(
-            (
-                getattr(settings, "SETTINGS_MODULE", ""),
-                database.get("ENGINE"),
-                database.get("HOST"),
-                database.get("PORT"),
-                database.get("NAME"),
-            )
-        )
-        digest = hashlib.sha1(project.encode()).hexdigest()[:12]
-        return os.path.join(tempfile.gettempdir(), "django-snowid-slots", digest)
+    # ----------------------------------------------------- named sequences
+    SEQUENCES: Setting[Mapping[str, Any]] = Setting({}, "the declared sequences")
+    SEQUENCES_UNKNOWN: Setting[UnknownSequences] = Setting("create", "an undeclared name")
+    SEQUENCE_BACKEND: Setting[SequenceBackend] = Setting("database", "where sequences live")
+    SEQUENCE_MIN_STEP: Setting[int] = Setting(100, "the smallest raise of a Redis mark")
+    SEQUENCE_MAX_STEP: Setting[int] = Setting(1_000_000, "the largest planned raise")
 
     def order_format_default(self, name: str) -> Any:
         """``packing``, ``sequence_bits``, ... : the default of one format option."""
-        return _get(f"SNOWID_ORDER_{name.upper()}")
+        return getattr(self, f"ORDER_{name.upper()}")
+
+    @classmethod
+    def table(cls) -> Iterator[Setting[Any]]:
+        """Every setting, in the order above."""
+        for value in vars(cls).values():
+            if isinstance(value, Setting):
+                yield value
 
 
 conf = SnowidSettings()

@@ -7,8 +7,9 @@ from typing import Any
 
 from django.core.checks import CheckMessage, Error, Tags, register
 
+from ..conf import conf
 from ..exceptions import InvalidSequence
-from .spec import BACKENDS, UNKNOWN, build_spec, setting
+from .spec import BACKENDS, UNKNOWN, build_spec
 
 HINT = "See the README section 'System checks', {id}."
 
@@ -19,7 +20,7 @@ def _error(msg: str, id_: str) -> Error:
 
 def check_sequences(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     errors: list[CheckMessage] = []
-    backend = setting("SNOWID_SEQUENCE_BACKEND")
+    backend = conf.SEQUENCE_BACKEND
     if backend not in BACKENDS:
         errors.append(
             _error(
@@ -27,7 +28,7 @@ def check_sequences(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage
                 "django_snowid.E300",
             )
         )
-    unknown = setting("SNOWID_SEQUENCES_UNKNOWN")
+    unknown = conf.SEQUENCES_UNKNOWN
     if unknown not in UNKNOWN:
         errors.append(
             _error(
@@ -35,7 +36,7 @@ def check_sequences(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage
                 "django_snowid.E301",
             )
         )
-    declared = setting("SNOWID_SEQUENCES")
+    declared = conf.SEQUENCES
     if not isinstance(declared, Mapping):
         return [
             *errors,

@@ -1,34 +1,22 @@
-"""The settings of named sequences, read on every access (``override_settings`` works)."""
+"""The spec of a named sequence, built from ``SNOWID_SEQUENCES`` and the defaults of
+``SNOWID_SEQUENCE_*`` (read on every access: ``override_settings`` works)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timezone, tzinfo
-from typing import Any, Final
+from typing import Any, Final, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from django.conf import settings
-
+from ..conf import SequenceBackend, UnknownSequences, conf
 from ..core.sequence_plan import check_name
 from ..exceptions import InvalidSequence, UnknownSequence
 
-#: Every setting of named sequences with its default (the README lists them).
-DEFAULTS: Final[dict[str, Any]] = {
-    "SNOWID_SEQUENCES": {},
-    "SNOWID_SEQUENCES_UNKNOWN": "create",
-    "SNOWID_SEQUENCE_BACKEND": "database",
-    "SNOWID_SEQUENCE_MIN_STEP": 100,
-    "SNOWID_SEQUENCE_MAX_STEP": 1_000_000,
-}
 KINDS: Final = ("normal", "daily")
-BACKENDS: Final = ("database", "redis")
-UNKNOWN: Final = ("create", "refuse")
+BACKENDS: Final = get_args(SequenceBackend)
+UNKNOWN: Final = get_args(UnknownSequences)
 _KEYS: Final = frozenset({"kind", "zone", "start", "min_step", "max_step"})
-
-
-def setting(name: str) -> Any:
-    return getattr(settings, name, DEFAULTS[name])
 
 
 @dataclass(frozen=True)
@@ -77,10 +65,10 @@ def build_spec(name: str, declaration: Any) -> SequenceSpec:
     if isinstance(start, bool) or not isinstance(start, int) or start < 0:
         raise InvalidSequence(f"{where}['start'] is {start!r}: expected an integer >= 0.")
     min_step = _positive_int(
-        declaration.get("min_step", setting("SNOWID_SEQUENCE_MIN_STEP")), f"{where}['min_step']"
+        declaration.get("min_step", conf.SEQUENCE_MIN_STEP), f"{where}['min_step']"
     )
     max_step = _positive_int(
-        declaration.get("max_step", setting("SNOWID_SEQUENCE_MAX_STEP")), f"{where}['max_step']"
+        declaration.get("max_step", conf.SEQUENCE_MAX_STEP), f"{where}['max_step']"
     )
     if max_step < min_step:
         raise InvalidSequence(f"{where}: max_step {max_step} is below min_step {min_step}.")
@@ -92,14 +80,14 @@ _specs: dict[tuple[Any, ...], tuple[Any, SequenceSpec]] = {}
 
 def get_spec(name: str) -> SequenceSpec:
     """The spec of sequence ``name``: declared, or the defaults for an unknown name."""
-    declared = setting("SNOWID_SEQUENCES")
+    declared = conf.SEQUENCES
     # Built once per name and settings (a new settings object is a new key).
     key = (
         name,
         id(declared),
-        setting("SNOWID_SEQUENCES_UNKNOWN"),
-        setting("SNOWID_SEQUENCE_MIN_STEP"),
-        setting("SNOWID_SEQUENCE_MAX_STEP"),
+        conf.SEQUENCES_UNKNOWN,
+        conf.SEQUENCE_MIN_STEP,
+        conf.SEQUENCE_MAX_STEP,
     )
     entry = _specs.get(key)
     if entry is None or entry[0] is not declared:  # ids of dead objects are reused
@@ -119,7 +107,7 @@ def _build(name: str, declared: Any) -> SequenceSpec:
         check_name(name)
     except ValueError as exc:
         raise InvalidSequence(str(exc)) from None
-    if setting("SNOWID_SEQUENCES_UNKNOWN") == "refuse":
+    if conf.SEQUENCES_UNKNOWN == "refuse":
         raise UnknownSequence(
             f"The sequence {name!r} is not declared in SNOWID_SEQUENCES, and "
             "SNOWID_SEQUENCES_UNKNOWN is 'refuse'. Nothing was issued."

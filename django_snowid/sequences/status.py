@@ -6,9 +6,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ..conf import conf
 from ..core.sequence_plan import Rates, needs_raise, plan_step
 from ..exceptions import SequenceError
-from .spec import SequenceSpec, build_spec, setting
+from .spec import SequenceSpec, build_spec
 from .stores import get_store
 from .stores.database import read_marks
 
@@ -17,7 +18,7 @@ __all__ = ["raise_by", "raise_if_low", "sequence_rows"]
 
 def _spec(stored: str) -> SequenceSpec:
     name = stored.split(":", 1)[0]
-    declared = setting("SNOWID_SEQUENCES")
+    declared = conf.SEQUENCES
     return build_spec(name, declared.get(name, {}))
 
 

@@ -6,11 +6,10 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from django.conf import settings
 from django.core.checks import CheckMessage, Tags
 
 from ..checks import Check, error, is_number, redis_cache_problem, warning
-from ..conf import conf
+from ..conf import SnowidSettings, conf
 from ..exceptions import LayoutError, WorkerIdError
 from ..ids.checks import configured_layouts
 from ..ids.issuer import worker_node
@@ -74,7 +73,7 @@ def check_worker_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckM
                 "django_snowid.E012",
             )
         )
-    directory = getattr(settings, "SNOWID_WORKER_SLOT_DIR", None)
+    directory = SnowidSettings.WORKER_SLOT_DIR.given()
     if directory is not None and not (isinstance(directory, str | os.PathLike) and str(directory)):
         messages.append(
             error(
@@ -137,7 +136,7 @@ def _worker_id_shaped(worker: object) -> bool:
 def _hosts_told_apart() -> bool:
     """Whether every layout leases only its last node part, the parts before it being
     given by ``SNOWID_WORKER_ID`` (a per-host value, e.g. the datacenter or host number)."""
-    if not hasattr(settings, "SNOWID_WORKER_ID"):
+    if not SnowidSettings.WORKER_ID.is_set():
         return False
     layouts, _ = configured_layouts()
     return bool(layouts) and all(len(layout.node_parts) > 1 for layout in layouts)

@@ -12,7 +12,7 @@ from typing import Any
 
 from ...conf import conf, on_settings_changed
 from ...exceptions import InvalidSequence
-from ..spec import BACKENDS, setting
+from ..spec import BACKENDS
 from .database import DatabaseSequenceStore
 
 __all__ = ["get_store"]
@@ -25,7 +25,7 @@ on_settings_changed(_stores.clear)
 def get_store() -> Any:
     """The store ``SNOWID_SEQUENCE_BACKEND`` names, kept until a setting changes."""
     if not _stores:
-        backend = setting("SNOWID_SEQUENCE_BACKEND")
+        backend = conf.SEQUENCE_BACKEND
         if backend not in BACKENDS:
             raise InvalidSequence(
                 f"SNOWID_SEQUENCE_BACKEND is {backend!r}: expected one of {BACKENDS}."
