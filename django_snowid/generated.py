@@ -1,88 +1,161 @@
-"""What our generated-value fields share: ``pre_save``, ``deconstruct()`` and ``shard_from``."""
+"""The one base of our fields whose value is made on INSERT: Snowflake ids, order numbers
+and values of named sequences.
+
+A field class puts :class:`GeneratedField` before its Django field class, names its
+``kind`` and says how a value is made (:meth:`GeneratedField.generate`). The base does
+the rest the same way for every family:
+
+- ``pre_save()`` as ``auto_now_add`` does it: on INSERT a value set by hand is kept, and
+  a missing one is made and written back on the instance;
+- ``deconstruct()`` writes only what differs from what the field defaults to
+  (``generated_defaults``: ``unique=True, editable=False`` unless a family says
+  otherwise), adds the family's own options, and names the public import path;
+- ``shard_from``: the attribute (e.g. ``"user_id"``) whose value a family puts in the
+  low bits of what it makes, read and refused here, checked (E201) here;
+- ``contribute_to_class()`` registers the field in :mod:`django_snowid.inventory`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.core import checks
 from django.db import models
+from django.db.models.fields import NOT_PROVIDED
 
+from . import inventory
+from .checks import HINT
 from .exceptions import InvalidShardValue
 
+__all__ = ["GeneratedField"]
 
-def value_on_add(
-    field: models.Field, instance: models.Model, add: bool, make: Callable[[models.Model], Any]
-) -> Any:
-    """``pre_save`` of a generated field, as ``auto_now_add`` does it: on INSERT a value set
-    by hand is kept, and a missing one is made and written back on the instance."""
-    value = getattr(instance, field.attname)
-    if add and value is None:
-        value = make(instance)
-        setattr(instance, field.attname, value)
-    return value
+#: What ``Field.deconstruct()`` leaves out when a keyword has this value.
+_DJANGO_DEFAULTS: Mapping[str, Any] = {"unique": False, "editable": True, "default": NOT_PROVIDED}
+
+if TYPE_CHECKING:  # a mixin of Field classes: typed as a Field
+    from django.db.models import Field as _Base
+else:
+    _Base = object
 
 
-def drop_generated_defaults(kwargs: dict[str, Any], *, primary_key: bool = False) -> None:
-    """Our fields default to ``unique=True, editable=False``: write only what differs.
+class GeneratedField(_Base):
+    """The base (a mixin) of a field whose value is made on INSERT."""
 
-    ``Field.deconstruct()`` writes what differs from *its* defaults (``unique=False``,
-    ``editable=True``); turn that around.
-    """
-    if primary_key:
-        kwargs.pop("unique", None)  # implied by primary_key
-    elif kwargs.get("unique") is True:
-        del kwargs["unique"]
-    else:
-        kwargs["unique"] = False
-    if kwargs.get("editable") is False:
-        del kwargs["editable"]
-    else:
-        kwargs["editable"] = True
+    #: What the inventory knows the field as.
+    kind: ClassVar[inventory.Kind]
+    #: The options the field defaults to; ``deconstruct()`` writes only what differs.
+    generated_defaults: ClassVar[Mapping[str, Any]] = {"unique": True, "editable": False}
+    #: The module migrations import the class from, when it is not where it is defined.
+    public_module: ClassVar[str | None] = None
 
+    shard_from: str | None
 
-def shard_source(instance: models.Model, shard_from: str) -> int:
-    """The non-negative integer ``shard_from`` names on ``instance`` (e.g. its user id).
+    def __init__(self, *args: Any, shard_from: str | None = None, **kwargs: Any) -> None:
+        if shard_from is not None and not isinstance(shard_from, str):
+            raise TypeError(f"shard_from= takes an attribute name, not {shard_from!r}.")
+        self.shard_from = shard_from
+        for option, value in self.generated_defaults.items():
+            kwargs.setdefault(option, value)
+        super().__init__(*args, **kwargs)
 
-    Raises :class:`InvalidShardValue` for a missing attribute, ``None``, a negative
-    number or a non-integer: the value is refused before anything is issued or written.
-    """
-    try:
-        value = getattr(instance, shard_from)
-    except AttributeError:
-        raise InvalidShardValue(
-            f"shard_from={shard_from!r}: {type(instance).__name__} has no such attribute."
-        ) from None
-    if type(value) is int and value >= 0:  # the common case, checked first
+    # ------------------------------------------------------------ values
+    def generate(self, instance: models.Model) -> Any:
+        """A new value for ``instance``, which is being inserted."""
+        raise NotImplementedError
+
+    def is_empty(self, value: Any) -> bool:
+        return value is None
+
+    def pre_save(self, model_instance: models.Model, add: bool) -> Any:
+        value = getattr(model_instance, self.attname)
+        if add and self.is_empty(value):
+            value = self.generate(model_instance)
+            setattr(model_instance, self.attname, value)
         return value
-    label = f"{type(instance).__name__}.{shard_from}"
-    if value is None:
-        raise InvalidShardValue(
-            f"{label} is None: the new value needs it to carry the shard. "
-            "Nothing was issued and nothing was written."
-        )
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise InvalidShardValue(
-            f"{label} is {value!r}: the shard comes from a non-negative integer. "
-            "Nothing was issued and nothing was written."
-        )
-    return value
 
+    def shard_source(self, instance: models.Model) -> int:
+        """The non-negative integer ``shard_from`` names on ``instance`` (e.g. its user id).
 
-def check_shard_from(field: models.Field, shard_from: str | None) -> list[checks.CheckMessage]:
-    """E201: ``shard_from`` must name a field or an attribute of the model."""
-    if shard_from is None:
-        return []
-    model = field.model
-    fields = model._meta.get_fields()
-    names = {f.name for f in fields} | {getattr(f, "attname", None) for f in fields}
-    if shard_from in names or hasattr(model, shard_from):
-        return []
-    return [
-        checks.Error(
-            f"shard_from={shard_from!r} names no field or attribute of {model._meta.label}.",
-            hint="See the README section 'System checks', django_snowid.E201.",
-            obj=field,
-            id="django_snowid.E201",
-        )
-    ]
+        Raises :class:`InvalidShardValue` for a missing attribute, ``None``, a negative
+        number or a non-integer: the value is refused before anything is issued or written.
+        """
+        shard_from = self.shard_from
+        try:
+            value = getattr(instance, shard_from)  # type: ignore[arg-type]
+        except AttributeError:
+            raise InvalidShardValue(
+                f"shard_from={shard_from!r}: {type(instance).__name__} has no such attribute."
+            ) from None
+        if type(value) is int and value >= 0:  # the common case, checked first
+            return value
+        label = f"{type(instance).__name__}.{shard_from}"
+        if value is None:
+            raise InvalidShardValue(
+                f"{label} is None: the new value needs it to carry the shard. "
+                "Nothing was issued and nothing was written."
+            )
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise InvalidShardValue(
+                f"{label} is {value!r}: the shard comes from a non-negative integer. "
+                "Nothing was issued and nothing was written."
+            )
+        return value
+
+    # ------------------------------------------------------ model wiring
+    def contribute_to_class(
+        self, cls: type[models.Model], name: str, private_only: bool = False, **kwargs: Any
+    ) -> None:
+        super().contribute_to_class(cls, name, private_only=private_only, **kwargs)
+        if not cls._meta.abstract:
+            inventory.register(self, self.kind)
+
+    # -------------------------------------------------------- migrations
+    def generated_options(self) -> dict[str, Any]:
+        """The family's own keyword arguments, as ``deconstruct()`` writes them."""
+        return {}
+
+    def deconstruct(self) -> tuple[str, str, Sequence[Any], dict[str, Any]]:
+        name, path, args, kwargs = super().deconstruct()
+        cls = type(self)
+        if self.public_module and path == f"{cls.__module__}.{cls.__qualname__}":
+            path = f"{self.public_module}.{cls.__qualname__}"
+        for option, ours in self.generated_defaults.items():
+            value = kwargs.pop(option, _DJANGO_DEFAULTS[option])
+            if option == "unique" and self.primary_key:
+                continue  # implied by primary_key
+            if value is not ours and value != ours:
+                kwargs[option] = value
+        if self.shard_from is not None:
+            kwargs["shard_from"] = self.shard_from
+        kwargs.update(self.generated_options())
+        return name, path, args, kwargs
+
+    # ------------------------------------------------------------ checks
+    def check(self, **kwargs: Any) -> list[checks.CheckMessage]:
+        return [*super().check(**kwargs), *self.check_options()]
+
+    def check_options(self) -> list[checks.CheckMessage]:
+        """The family's checks of its own options (by default, ``shard_from``'s)."""
+        return self.check_shard_from()
+
+    def error(self, msg: str, id_: str, *, hint: str = "") -> checks.Error:
+        """A check error of this field whose hint ends at the README section of ``id_``."""
+        return checks.Error(msg, hint=f"{hint}{HINT.format(id=id_)}", obj=self, id=id_)
+
+    def check_shard_from(self) -> list[checks.CheckMessage]:
+        """E201: ``shard_from`` must name a field or an attribute of the model."""
+        if self.shard_from is None:
+            return []
+        model = self.model
+        fields = model._meta.get_fields()
+        names = {f.name for f in fields} | {getattr(f, "attname", None) for f in fields}
+        if self.shard_from in names or hasattr(model, self.shard_from):
+            return []
+        return [
+            self.error(
+                f"shard_from={self.shard_from!r} names no field or attribute of "
+                f"{model._meta.label}.",
+                "django_snowid.E201",
+            )
+        ]

@@ -53,6 +53,15 @@ def test_deconstruct_round_trip():
     assert path == "django_snowid.sequences.fields.SequenceField" and kwargs == {"sequence": "c"}
 
 
+@pytest.mark.parametrize("field_class", [SequenceField, SequenceTextField])
+def test_an_editable_sequence_field_stays_editable_through_a_migration(field_class):
+    options = {"template": "{value}"} if field_class is SequenceTextField else {}
+    field = field_class(sequence="c", editable=True, **options)
+    _name, _path, args, kwargs = field.deconstruct()
+    assert kwargs["editable"] is True
+    assert field_class(*args, **kwargs).editable is True
+
+
 def test_illegal_sequence_name_is_refused_at_once():
     with pytest.raises(InvalidSequence, match="not a sequence name"):
         SequenceField(sequence="no spaces")

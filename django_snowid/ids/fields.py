@@ -6,47 +6,40 @@ path migrations write).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 from django.core import checks
 from django.db import models
 
-from .. import inventory
 from ..core.layout import DecodedId, Layout
 from ..exceptions import LayoutError
-from ..generated import check_shard_from, drop_generated_defaults, shard_source, value_on_add
+from ..generated import GeneratedField
 from .issuer import get_generator, get_layout, layout_names
 from .lookups import LOOKUPS
 
 __all__ = ["SnowflakeAutoField", "SnowflakeField"]
 
 
-class _SnowflakeMixin:
+def _assigned_on_save() -> None:
+    """The "default" of SnowflakeAutoField: nothing until ``save()`` assigns an id."""
+    return None
+
+
+class _SnowflakeMixin(GeneratedField):
     """What both fields share: an optional layout name and access to its generator.
 
     ``shard_from`` names an attribute (e.g. ``"user_id"``) whose low bits fill the
     layout's shard part, so that ``id % 2**shard_bits == user_id % 2**shard_bits``.
     """
 
-    layout_name: str | None
-    shard_from: str | None
-    attname: str
-    model: type[models.Model]
+    kind = "snowflake"
+    public_module = "django_snowid.fields"
 
-    def _init_layout(self, layout: str | None, shard_from: str | None) -> None:
+    def __init__(self, *args: Any, layout: str | None = None, **kwargs: Any) -> None:
         if layout is not None and not isinstance(layout, str):
             raise TypeError(f"layout= takes the name of a configured layout, not {layout!r}.")
-        if shard_from is not None and not isinstance(shard_from, str):
-            raise TypeError(f"shard_from= takes an attribute name, not {shard_from!r}.")
         self.layout_name = layout
-        self.shard_from = shard_from
-
-    def _add_layout(self, kwargs: dict[str, Any]) -> None:
-        if self.layout_name is not None:
-            kwargs["layout"] = self.layout_name
-        if self.shard_from is not None:
-            kwargs["shard_from"] = self.shard_from
+        super().__init__(*args, **kwargs)
 
     @property
     def layout(self) -> Layout:
@@ -64,19 +57,15 @@ class _SnowflakeMixin:
             raise TypeError(f"shard_from={self.shard_from!r}: new_id() needs the instance.")
         # Read (and refuse) the shard source before an id is taken: a bad value costs
         # nothing. The generator leaves the shard bits at 0.
-        shard = self.layout.shard_of(shard_source(instance, self.shard_from))
+        shard = self.layout.shard_of(self.shard_source(instance))
         return get_generator(self.layout_name).next_id() | shard
 
-    get_pk_value_on_save = new_id
+    generate = get_pk_value_on_save = new_id
 
-    def contribute_to_class(
-        self, cls: type[models.Model], name: str, private_only: bool = False, **kwargs: Any
-    ) -> None:
-        super().contribute_to_class(cls, name, private_only=private_only, **kwargs)  # type: ignore[misc]
-        if not cls._meta.abstract:
-            inventory.register(self, "snowflake")  # type: ignore[arg-type]
+    def generated_options(self) -> dict[str, Any]:
+        return {} if self.layout_name is None else {"layout": self.layout_name}
 
-    def _check_layout(self) -> list[checks.CheckMessage]:
+    def check_options(self) -> list[checks.CheckMessage]:
         if self.layout_name is None and self.shard_from is None:
             return []
         try:
@@ -85,27 +74,23 @@ class _SnowflakeMixin:
             if self.layout_name in layout_names():
                 return []  # configured but invalid: E003 (or E001, the epoch) says why
             return [
-                checks.Error(
+                self.error(
                     f"layout={self.layout_name!r} names no configured layout; "
                     f"known layouts: {layout_names()}.",
-                    hint="Add it to SNOWID_LAYOUTS. See the README section 'System checks', "
-                    "django_snowid.E101.",
-                    obj=self,
-                    id="django_snowid.E101",
+                    "django_snowid.E101",
+                    hint="Add it to SNOWID_LAYOUTS. ",
                 )
             ]
         if self.shard_from is not None and not layout.shard_bits:
             return [
-                checks.Error(
+                self.error(
                     f"shard_from={self.shard_from!r} needs a layout with shard bits; layout "
                     f"{layout.name!r} ({layout.describe()}) has none.",
-                    hint="Give the layout shard_bits (or use the 'sharded' preset). See the "
-                    "README section 'System checks', django_snowid.E400.",
-                    obj=self,
-                    id="django_snowid.E400",
+                    "django_snowid.E400",
+                    hint="Give the layout shard_bits (or use the 'sharded' preset). ",
                 )
             ]
-        return check_shard_from(cast(models.Field, self), self.shard_from)
+        return self.check_shard_from()
 
 
 class SnowflakeField(_SnowflakeMixin, models.BigIntegerField):
@@ -116,27 +101,6 @@ class SnowflakeField(_SnowflakeMixin, models.BigIntegerField):
     """
 
     description = "Snowflake id (64-bit, time-ordered)"
-
-    def __init__(
-        self, *args: Any, layout: str | None = None, shard_from: str | None = None, **kwargs: Any
-    ) -> None:
-        self._init_layout(layout, shard_from)
-        kwargs.setdefault("unique", True)
-        kwargs.setdefault("editable", False)
-        super().__init__(*args, **kwargs)
-
-    def deconstruct(self) -> tuple[str, str, Sequence[Any], dict[str, Any]]:
-        name, path, args, kwargs = super().deconstruct()
-        path = "django_snowid.fields.SnowflakeField"
-        drop_generated_defaults(kwargs, primary_key=self.primary_key)
-        self._add_layout(kwargs)
-        return name, path, args, kwargs
-
-    def check(self, **kwargs: Any) -> list[checks.CheckMessage]:
-        return [*super().check(**kwargs), *self._check_layout()]
-
-    def pre_save(self, model_instance: models.Model, add: bool) -> Any:
-        return value_on_add(self, model_instance, add, self.new_id)
 
 
 class SnowflakeAutoField(_SnowflakeMixin, models.BigAutoField):
@@ -151,17 +115,12 @@ class SnowflakeAutoField(_SnowflakeMixin, models.BigAutoField):
     description = "Snowflake primary key (64-bit, time-ordered)"
     # The value is known before the INSERT: no RETURNING clause, no last_insert_id().
     db_returning = False
-
-    def __init__(
-        self, *args: Any, layout: str | None = None, shard_from: str | None = None, **kwargs: Any
-    ) -> None:
-        self._init_layout(layout, shard_from)
-        # Model._save_table() goes straight to INSERT for a new instance whose pk has a
-        # default; without one our pre-filled pk would cost a useless UPDATE first. The
-        # default gives None, so a new instance keeps pk=None until it is saved, as with
-        # BigAutoField (code that tests ``obj.pk is None`` keeps working).
-        kwargs["default"] = _assigned_on_save
-        super().__init__(*args, **kwargs)
+    # Model._save_table() goes straight to INSERT for a new instance whose pk has a
+    # default; without one our pre-filled pk would cost a useless UPDATE first. The
+    # default gives None, so a new instance keeps pk=None until it is saved, as with
+    # BigAutoField (code that tests ``obj.pk is None`` keeps working). A primary key is
+    # editable and unique by Django's own defaults.
+    generated_defaults = {"default": _assigned_on_save}
 
     def get_internal_type(self) -> str:
         # Drives the column type, the schema editor and the value range: a plain bigint
@@ -189,21 +148,6 @@ class SnowflakeAutoField(_SnowflakeMixin, models.BigAutoField):
         if type(value) is int and value > 0:
             return value
         return super().get_db_prep_save(value, connection)
-
-    def deconstruct(self) -> tuple[str, str, Sequence[Any], dict[str, Any]]:
-        name, path, args, kwargs = super().deconstruct()
-        path = "django_snowid.fields.SnowflakeAutoField"
-        kwargs.pop("default", None)
-        self._add_layout(kwargs)
-        return name, path, args, kwargs
-
-    def check(self, **kwargs: Any) -> list[checks.CheckMessage]:
-        return [*super().check(**kwargs), *self._check_layout()]
-
-
-def _assigned_on_save() -> None:
-    """The "default" of SnowflakeAutoField: nothing until ``save()`` assigns an id."""
-    return None
 
 
 # ``pk__created_after=``, ``__created_before=``, ``__created_range=`` on both fields.

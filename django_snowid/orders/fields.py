@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
 from typing import Any
 
 from django.core import checks
 from django.db import models
 
-from .. import inventory
 from ..conf import conf, on_settings_changed
 from ..core.order_format import DecodedOrderNumber, OrderNumberFormat, zone_has_dst
 from ..exceptions import LayoutError
-from ..generated import check_shard_from, drop_generated_defaults, shard_source, value_on_add
+from ..generated import GeneratedField
 from .formats import build_format
 from .issuer import StreamIssuer, fields_of_stream, get_issuer
 from .retry import install_insert_retry
@@ -21,7 +19,7 @@ from .retry import install_insert_retry
 __all__ = ["OrderNumberField"]
 
 
-class OrderNumberField(models.BigIntegerField):
+class OrderNumberField(GeneratedField, models.BigIntegerField):
     """``yyMMddHHmmss`` + a per-second sequence + the low bits of a user id.
 
     ``shard_from`` names the attribute (e.g. ``"user_id"``) whose value's low bits (or
@@ -32,6 +30,8 @@ class OrderNumberField(models.BigIntegerField):
     """
 
     description = "Order number (yyMMddHHmmss + sequence + shard)"
+    kind = "order"
+    public_module = "django_snowid.fields"
 
     def __init__(
         self,
@@ -46,7 +46,6 @@ class OrderNumberField(models.BigIntegerField):
         zone: str | None = None,
         **kwargs: Any,
     ) -> None:
-        self.shard_from = shard_from
         self._stream = stream
         self.format_options = {
             "packing": packing,
@@ -59,9 +58,7 @@ class OrderNumberField(models.BigIntegerField):
         # Built from the settings on first use; forgotten when they change.
         self._format: OrderNumberFormat | None = None
         self._issuer: StreamIssuer | None = None
-        kwargs.setdefault("unique", True)
-        kwargs.setdefault("editable", False)
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, shard_from=shard_from, **kwargs)
 
     # -------------------------------------------------------------- format
     @property
@@ -87,7 +84,7 @@ class OrderNumberField(models.BigIntegerField):
     def shard_value(self, instance: models.Model, fmt: OrderNumberFormat | None = None) -> int:
         if self.shard_from is None:
             return 0
-        return (fmt or self.format).shard_of_user(shard_source(instance, self.shard_from))
+        return (fmt or self.format).shard_of_user(self.shard_source(instance))
 
     def issuer(self) -> StreamIssuer:
         issuer = self._issuer
@@ -104,52 +101,34 @@ class OrderNumberField(models.BigIntegerField):
         issuer = self.issuer()
         return issuer.next_numbers([self.shard_value(obj, issuer.format) for obj in instances])
 
-    def pre_save(self, model_instance: models.Model, add: bool) -> Any:
-        return value_on_add(self, model_instance, add, self.new_number)
+    generate = new_number
 
     # ----------------------------------------------------- model wiring
     def contribute_to_class(
-        self, cls: type[models.Model], name: str, private_only: bool = False
+        self, cls: type[models.Model], name: str, private_only: bool = False, **kwargs: Any
     ) -> None:
-        super().contribute_to_class(cls, name, private_only=private_only)
-        if cls._meta.abstract:
-            return
-        inventory.register(self, "order")
-        install_insert_retry(cls, self)
+        super().contribute_to_class(cls, name, private_only=private_only, **kwargs)
+        if not cls._meta.abstract:
+            install_insert_retry(cls, self)
 
     # ------------------------------------------------------ migrations
-    def deconstruct(self) -> tuple[str, str, Sequence[Any], dict[str, Any]]:
-        name, path, args, kwargs = super().deconstruct()
-        path = "django_snowid.fields.OrderNumberField"
-        drop_generated_defaults(kwargs)
-        if self.shard_from is not None:
-            kwargs["shard_from"] = self.shard_from
-        if self._stream is not None:
-            kwargs["stream"] = self._stream
-        kwargs.update({k: v for k, v in self.format_options.items() if v is not None})
-        return name, path, args, kwargs
+    def generated_options(self) -> dict[str, Any]:
+        options = {k: v for k, v in self.format_options.items() if v is not None}
+        return options if self._stream is None else {"stream": self._stream, **options}
 
     # ---------------------------------------------------------- checks
-    def check(self, **kwargs: Any) -> list[checks.CheckMessage]:
-        return [
-            *super().check(**kwargs),
-            *check_shard_from(self, self.shard_from),
-            *self._check_format(),
-        ]
-
-    def _error(self, msg: str, id_: str) -> checks.Error:
-        hint = f"See the README section 'System checks', {id_}."
-        return checks.Error(msg, hint=hint, obj=self, id=id_)
+    def check_options(self) -> list[checks.CheckMessage]:
+        return [*self.check_shard_from(), *self._check_format()]
 
     def _check_format(self) -> list[checks.CheckMessage]:
         try:
             fmt = self.format
         except (LayoutError, TypeError) as exc:
-            return [self._error(f"Invalid order-number format: {exc}", "django_snowid.E202")]
+            return [self.error(f"Invalid order-number format: {exc}", "django_snowid.E202")]
         errors: list[checks.CheckMessage] = []
         if zone_has_dst(fmt.zone) and not conf.ORDER_ALLOW_DST:
             errors.append(
-                self._error(
+                self.error(
                     f"The order-number zone {fmt.zone!r} has daylight saving: its wall clock "
                     "repeats an hour at fall-back, so stems would go backwards. Use a zone "
                     "without DST (UTC), or set SNOWID_ORDER_ALLOW_DST = True to accept that "
@@ -160,7 +139,7 @@ class OrderNumberField(models.BigIntegerField):
         for other in self._stream_partners():
             if other.format != fmt:
                 errors.append(
-                    self._error(
+                    self.error(
                         f"Stream {self.stream!r} is shared with {other.model._meta.label}."
                         f"{other.name}, which uses another format: one stream, one format.",
                         "django_snowid.E204",
