@@ -68,7 +68,7 @@ def measure(host: str, redis_port: int, pg_port: int, calls: int, repeat: int) -
 
     from benchmarks.benchapp.models import NumberedOrder, PlainOrder
     from benchmarks.timing import interleaved_rates
-    from django_snowid import next_value
+    from django_snowid.sequences import next_value
     from django_snowid.sequences.stores.database import close_mark_connections
 
     connection.settings_dict["NAME"] = f"snowid_bench_remote_{os.getpid()}"

@@ -59,10 +59,10 @@ def main() -> int:
     from django_redis import get_redis_connection
     from sequences import get_next_value
 
-    from django_snowid import next_value, next_values
     from django_snowid.core.order_format import OrderNumberFormat
     from django_snowid.orders.issuer import StreamIssuer
     from django_snowid.orders.recovery import recover_stream
+    from django_snowid.sequences import next_value, next_values
     from django_snowid.sequences.stores.database import close_mark_connections
 
     # A database of this run's own: other benchmarks may be using "test_snowid_bench".

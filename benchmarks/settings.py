@@ -7,7 +7,7 @@ import tempfile
 
 SECRET_KEY = "bench"
 USE_TZ = True
-INSTALLED_APPS = ["django_snowid", "benchmarks.benchapp", "sequences"]
+INSTALLED_APPS = ["django_snowid", "django_snowid.sequences", "benchmarks.benchapp", "sequences"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 BACKEND = os.environ.get("SNOWID_BENCH_DB", "sqlite")

@@ -5,7 +5,6 @@ from django.apps import AppConfig
 from . import checks
 from .ids import checks as ids_checks
 from .orders import checks as orders_checks
-from .sequences import checks as sequence_checks
 from .workers import checks as workers_checks
 
 
@@ -18,4 +17,3 @@ class SnowidConfig(AppConfig):
     def ready(self) -> None:
         for feature in (ids_checks, workers_checks, orders_checks, checks):
             checks.register(feature.CHECKS)
-        sequence_checks.register_checks()

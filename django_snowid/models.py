@@ -1,3 +1,6 @@
+"""The tables of order-number streams and worker-id leases, and the table-less models that
+give the admin's two pages their place on the admin index."""
+
 from __future__ import annotations
 
 from django.db import models
@@ -58,4 +61,12 @@ class IdDecoder(models.Model):
         verbose_name_plural = "Decode ids and order numbers"
 
 
-from .sequences.models import SequenceMark, SequenceStatus  # noqa: E402, F401
+class StoreStatus(models.Model):
+    """No table: gives the admin's status page (order-number streams, worker-id leases and,
+    with ``django_snowid.sequences`` installed, named sequences) its place on the index."""
+
+    class Meta:
+        managed = False
+        default_permissions = ()
+        verbose_name = "store status"
+        verbose_name_plural = "Status of streams, leases and sequences"

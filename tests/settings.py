@@ -107,6 +107,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_snowid",
+    "django_snowid.sequences",
     "tests.testapp",
 ]
 MIDDLEWARE = [

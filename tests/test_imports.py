@@ -48,3 +48,22 @@ def test_snowflake_keys_and_the_admin_never_import_redis():
     # Nor our own Redis stores: they load with the first lease or stream kept in Redis.
     stores = [m for m in modules if m.startswith("django_snowid.") and m.endswith(".stores.redis")]
     assert stores == []
+
+
+def test_a_project_without_named_sequences_gets_no_table_check_or_module_of_them():
+    # tests.minimal_settings installs django_snowid without django_snowid.sequences.
+    modules, printed = _imported_modules(
+        "import django; django.setup(); "
+        "from django.core.management import call_command; "
+        "from django.core.checks.registry import registry; "
+        "from django.db import connection; "
+        "call_command('migrate', verbosity=0); "
+        "print(sorted(connection.introspection.table_names())); "
+        "print(sorted({c.__module__ for c in registry.get_checks(True)}))"
+    )
+    tables, check_modules = printed.splitlines()
+    assert "django_snowid_orderstreamstate" in tables  # the root app's tables are there
+    assert "sequence" not in tables
+    assert "django_snowid.ids.checks" in check_modules
+    assert "sequences" not in check_modules
+    assert [m for m in modules if m.startswith("django_snowid.sequences")] == []

@@ -52,41 +52,20 @@ def test_existing_rows_keep_their_ids_and_foreign_keys(back_to_latest):
     assert all(b.pk > new.pk for b in bulk)
 
 
-# The five steps development trees before the first release migrated in; 0001_initial
-# replaces them.
-DEVELOPMENT_STEPS = [
-    "0001_order_stream_state",
-    "0002_worker_lease",
-    "0003_id_decoder",
-    "0004_sequences",
-    "0005_lease_horizon_ms",
-]
-
-
 def _forget_the_app_was_migrated() -> MigrationRecorder:
-    # Applying a migration that replaces others records those as applied too.
     recorder = MigrationRecorder(connection)
-    recorder.migration_qs.filter(app="django_snowid").delete()
+    recorder.migration_qs.filter(app__in=["django_snowid", "snowid_sequences"]).delete()
     return recorder
 
 
 @pytest.mark.django_db
-def test_a_database_that_applied_the_development_steps_has_nothing_to_migrate():
-    recorder = _forget_the_app_was_migrated()
-    for name in DEVELOPMENT_STEPS:
-        recorder.record_applied("django_snowid", name)
-
-    executor = MigrationExecutor(connection)
-
-    assert executor.migration_plan([("django_snowid", "0001_initial")]) == []
-
-
-@pytest.mark.django_db
-def test_a_new_database_migrates_in_one_step():
+def test_a_new_database_migrates_in_one_step_an_app():
     _forget_the_app_was_migrated()
 
-    plan = MigrationExecutor(connection).migration_plan([("django_snowid", "0001_initial")])
+    targets = [("django_snowid", "0001_initial"), ("snowid_sequences", "0001_initial")]
+    plan = MigrationExecutor(connection).migration_plan(targets)
 
     assert [(migration.app_label, migration.name, backwards) for migration, backwards in plan] == [
-        ("django_snowid", "0001_initial", False)
+        ("django_snowid", "0001_initial", False),
+        ("snowid_sequences", "0001_initial", False),
     ]

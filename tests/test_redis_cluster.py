@@ -13,9 +13,9 @@ import redis
 from django.db import connections
 from django.test import override_settings
 
-from django_snowid import next_value
 from django_snowid.orders.stores import get_store as get_order_store
 from django_snowid.redis.scripts import RedisScript
+from django_snowid.sequences import next_value
 from django_snowid.sequences.stores import get_store
 from django_snowid.sequences.stores.database import close_mark_connections, read_marks
 from tests import redis_topologies

@@ -15,9 +15,9 @@ import pytest
 from django.db import IntegrityError, connections
 from django.test import override_settings
 
-from django_snowid import next_value, next_values
 from django_snowid.exceptions import OrderNumberUnavailable, SequenceUnavailable
 from django_snowid.orders.stores import get_store as get_order_store
+from django_snowid.sequences import next_value, next_values
 from django_snowid.sequences.stores import get_store as get_sequence_store
 from django_snowid.sequences.stores.database import close_mark_connections, read_marks
 from tests.redis_topologies import FAILOVERS, Writers, failover_topology

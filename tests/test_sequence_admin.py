@@ -6,9 +6,10 @@ from datetime import datetime, timezone
 
 import pytest
 from django.contrib.auth.models import User
+from django.test import modify_settings
 from django.urls import reverse
 
-from django_snowid import next_values
+from django_snowid.sequences import next_values
 from django_snowid.sequences.stores.database import close_mark_connections
 from tests.testapp.models import ShopOrder
 
@@ -43,14 +44,14 @@ def test_staff_see_sequences_streams_and_leases(client, settings):
     ]
     assert response.context["streams"][0]["sequence"] >= 1 and order.number
     # (on SQLite the leases of earlier tests in this process may still be held beside it)
-    assert node in {lease["worker"] for lease in response.context["leases"]}
+    assert node in {lease["worker_id"] for lease in response.context["leases"]}
     assert not (
         response.context["sequences_error"]
         or response.context["streams_error"]
         or response.context["leases_error"]
     )
     assert b"coupon" in response.content
-    assert b"/admin/django_snowid/sequencestatus/" in client.get(reverse("admin:index")).content
+    assert b"/admin/django_snowid/storestatus/" in client.get(reverse("admin:index")).content
 
 
 def test_order_streams_show_their_last_number_and_rate(client, settings):
@@ -71,7 +72,7 @@ def test_order_streams_show_their_last_number_and_rate(client, settings):
 def _status_page(client):
     client.force_login(User.objects.create_user("staff", password="pw", is_staff=True))
     url = reverse("admin:snowid_status")
-    assert url == "/admin/django_snowid/sequencestatus/"
+    assert url == "/admin/django_snowid/storestatus/"
     response = client.get(url)
     assert response.status_code == 200
     return response
@@ -82,3 +83,11 @@ def test_not_for_anonymous_or_non_staff(client):
     assert client.get(url).status_code == 302
     client.force_login(User.objects.create_user("plain", password="pw"))
     assert client.get(url).status_code == 302
+
+
+def test_without_the_sequences_app_the_page_shows_streams_and_leases(client):
+    with modify_settings(INSTALLED_APPS={"remove": ["django_snowid.sequences"]}):
+        response = _status_page(client)
+    assert response.context["title"] == "Streams and leases"
+    assert b'id="snowid-sequences"' not in response.content
+    assert b'id="snowid-streams"' in response.content

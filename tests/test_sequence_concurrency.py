@@ -10,7 +10,7 @@ import pytest
 from django.db import connections
 from django.test import override_settings
 
-from django_snowid import next_value
+from django_snowid.sequences import next_value
 from django_snowid.sequences.stores.database import close_mark_connections, read_marks
 
 PROCESSES = 8

@@ -10,13 +10,13 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 
-from django_snowid import next_value, next_values
 from django_snowid.core.sequence_plan import Rates
 from django_snowid.exceptions import (
     InvalidSequence,
     SequenceUnavailable,
     UnknownSequence,
 )
+from django_snowid.sequences import next_value, next_values
 from django_snowid.sequences.spec import get_spec
 from django_snowid.sequences.stores.database import (
     DatabaseSequenceStore,

@@ -3,7 +3,7 @@ registered on the default admin site here, and the mixin of model admins
 (:mod:`.mixins`).
 
 On a custom admin site, register the pages there too:
-``site.register(IdDecoder, IdDecoderAdmin)`` and ``site.register(SequenceStatus,
+``site.register(IdDecoder, IdDecoderAdmin)`` and ``site.register(StoreStatus,
 StatusAdmin)`` (the models from ``django_snowid.models``).
 """
 
@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from ..models import IdDecoder
-from ..sequences.models import SequenceStatus
+from ..models import IdDecoder, StoreStatus
 from .decode import IdDecoderAdmin
 from .mixins import CreatedFilter, SnowflakeAdminMixin, SnowflakeModelAdmin
 from .status import StatusAdmin
@@ -26,4 +25,4 @@ __all__ = [
 ]
 
 admin.site.register(IdDecoder, IdDecoderAdmin)
-admin.site.register(SequenceStatus, StatusAdmin)
+admin.site.register(StoreStatus, StatusAdmin)

@@ -1,41 +1,34 @@
-"""The admin's read-only status page: named sequences, order-number streams, worker leases.
+"""The admin's read-only status page: order-number streams, worker leases and, with
+``django_snowid.sequences`` installed, named sequences.
 
-It lives at ``admin:snowid_status`` (``<admin>/django_snowid/sequencestatus/``), hosted by
-the table-less :class:`~django_snowid.sequences.models.SequenceStatus` so that the admin
-index links to it. On a custom admin site: ``site.register(SequenceStatus, StatusAdmin)``.
-Each part reads through its store's own read-only API; a part whose store fails shows
-the error instead of hiding the page.
+It lives at ``admin:snowid_status`` (``<admin>/django_snowid/storestatus/``), hosted by
+the table-less :class:`~django_snowid.models.StoreStatus` so that the admin index links
+to it. On a custom admin site: ``site.register(StoreStatus, StatusAdmin)``. Each part
+is what its feature's ``status`` module shows; a part whose store fails shows the error
+instead of hiding the page.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any
 
+from django.apps import apps
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from ..conf import conf
 from ..orders.status import stream_rows
-from ..sequences.status import sequence_rows
-from ..workers.stores import get_lease_store
-from ..workers.stores.base import WHILE_ALIVE, expires_in_s
+from ..workers.status import lease_rows
 from .pages import ReadOnlyPageAdmin
 
 __all__ = ["StatusAdmin"]
 
 
-def _leases() -> list[dict[str, Any]]:
-    if conf.WORKER_ID_SOURCE not in ("redis", "database"):
-        return []
-    now_ms = time.time_ns() // 1_000_000
-    return [
-        {**asdict(lease), "expires_in_s": expires_in_s(lease, now_ms)}
-        for lease in get_lease_store(conf.WORKER_ID_SOURCE).leases()
-        if lease.expires_ms > now_ms or lease.expires_ms == WHILE_ALIVE
-    ]
+def _sequence_rows() -> list[dict[str, Any]]:
+    from ..sequences.status import sequence_rows  # an app of its own: only when installed
+
+    return sequence_rows()
 
 
 def _read(part: Callable[[], list[dict[str, Any]]]) -> tuple[list[dict[str, Any]], str]:
@@ -51,13 +44,15 @@ class StatusAdmin(ReadOnlyPageAdmin):
     url_name = "snowid_status"
 
     def page_view(self, request: HttpRequest) -> HttpResponse:
-        sequences, sequences_error = _read(sequence_rows)
+        with_sequences = apps.is_installed("django_snowid.sequences")
+        sequences, sequences_error = _read(_sequence_rows) if with_sequences else ([], "")
         streams, streams_error = _read(stream_rows)
-        leases, leases_error = _read(_leases)
+        leases, leases_error = _read(lease_rows)
         context = {
             **self.admin_site.each_context(request),
-            "title": "Sequences, streams and leases",
+            "title": "Sequences, streams and leases" if with_sequences else "Streams and leases",
             "opts": self.model._meta,
+            "with_sequences": with_sequences,
             "sequences": sequences,
             "sequences_error": sequences_error,
             "streams": streams,

@@ -1,9 +1,5 @@
-"""The app's three tables, and two admin index entries that have no table.
-
-Development trees before the first release built this schema in five steps. ``replaces``
-names them, so that a database that applied all five (a demo database, say) takes this
-migration as applied instead of creating its tables again.
-"""
+"""The app's two tables, and two admin index entries that have no table. (Named sequences
+have their own app and migrations: ``django_snowid.sequences``.)"""
 
 from django.db import migrations, models
 
@@ -31,14 +27,6 @@ def admin_page(name, verbose_name, index_entry):
 
 class Migration(migrations.Migration):
     initial = True
-
-    replaces = [
-        ("django_snowid", "0001_order_stream_state"),
-        ("django_snowid", "0002_worker_lease"),
-        ("django_snowid", "0003_id_decoder"),
-        ("django_snowid", "0004_sequences"),
-        ("django_snowid", "0005_lease_horizon_ms"),
-    ]
 
     dependencies = []
 
@@ -79,14 +67,6 @@ class Migration(migrations.Migration):
                 ],
             },
         ),
-        migrations.CreateModel(
-            name="SequenceMark",
-            fields=[
-                ("name", models.CharField(max_length=120, primary_key=True, serialize=False)),
-                ("value", models.BigIntegerField()),
-            ],
-            options={"verbose_name": "sequence mark"},
-        ),
         admin_page("IdDecoder", "id decoder", "Decode ids and order numbers"),
-        admin_page("SequenceStatus", "sequence status", "Sequences, streams and leases"),
+        admin_page("StoreStatus", "store status", "Status of streams, leases and sequences"),
     ]

@@ -5,17 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from django.core.checks import CheckMessage, Error, Tags, register
+from django.core.checks import CheckMessage, Tags
 
+from ..checks import Check, error
 from ..conf import conf
 from ..exceptions import InvalidSequence
 from .spec import BACKENDS, UNKNOWN, build_spec
 
-HINT = "See the README section 'System checks', {id}."
-
-
-def _error(msg: str, id_: str) -> Error:
-    return Error(msg, hint=HINT.format(id=id_), id=id_)
+__all__ = ["CHECKS"]
 
 
 def check_sequences(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
@@ -23,7 +20,7 @@ def check_sequences(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage
     backend = conf.SEQUENCE_BACKEND
     if backend not in BACKENDS:
         errors.append(
-            _error(
+            error(
                 f"SNOWID_SEQUENCE_BACKEND is {backend!r}: expected one of {BACKENDS}.",
                 "django_snowid.E300",
             )
@@ -31,7 +28,7 @@ def check_sequences(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage
     unknown = conf.SEQUENCES_UNKNOWN
     if unknown not in UNKNOWN:
         errors.append(
-            _error(
+            error(
                 f"SNOWID_SEQUENCES_UNKNOWN is {unknown!r}: expected one of {UNKNOWN}.",
                 "django_snowid.E301",
             )
@@ -40,7 +37,7 @@ def check_sequences(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage
     if not isinstance(declared, Mapping):
         return [
             *errors,
-            _error(
+            error(
                 f"SNOWID_SEQUENCES is {declared!r}: expected a dict of name: declaration.",
                 "django_snowid.E302",
             ),
@@ -49,15 +46,14 @@ def check_sequences(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage
         build_spec("default", {})
     except InvalidSequence as exc:
         msg = str(exc).replace("SNOWID_SEQUENCES['default']", "The default step bounds")
-        errors.append(_error(msg, "django_snowid.E303"))
+        errors.append(error(msg, "django_snowid.E303"))
     for name, declaration in declared.items():
         try:
             build_spec(name, declaration)
         except InvalidSequence as exc:
-            errors.append(_error(str(exc), "django_snowid.E302"))
+            errors.append(error(str(exc), "django_snowid.E302"))
     return errors
 
 
-def register_checks() -> None:
-    """Called by ``AppConfig.ready()``."""
-    register(check_sequences, Tags.compatibility)
+#: The checks of named sequences: their ``AppConfig.ready()`` registers them.
+CHECKS: tuple[Check, ...] = ((check_sequences, Tags.compatibility),)

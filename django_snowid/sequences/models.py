@@ -1,4 +1,4 @@
-"""The tables of named sequences (imported by ``django_snowid.models``)."""
+"""The table of named sequences: one mark a sequence (a day, for a daily one)."""
 
 from __future__ import annotations
 
@@ -16,19 +16,7 @@ class SequenceMark(models.Model):
     value = models.BigIntegerField()
 
     class Meta:
-        app_label = "django_snowid"
         verbose_name = "sequence mark"
 
     def __str__(self) -> str:
         return self.name
-
-
-class SequenceStatus(models.Model):
-    """No table: gives the admin's sequence status page its place on the admin index."""
-
-    class Meta:
-        app_label = "django_snowid"
-        managed = False
-        default_permissions = ()
-        verbose_name = "sequence status"
-        verbose_name_plural = "Sequences, streams and leases"

@@ -5,15 +5,14 @@ from __future__ import annotations
 import glob
 import json
 import os
-import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...conf import conf
 from ...exceptions import SnowidError
-from ...workers.stores import get_lease_store
-from ...workers.stores.base import WHILE_ALIVE, expires_in_s, horizon_text
+from ...workers.status import lease_rows
+from ...workers.stores.base import horizon_text
 from ...workers.stores.slot import read_record
 from ._store_errors import store_errors
 
@@ -87,7 +86,7 @@ class Command(BaseCommand):
     def _leases(self, source: str, all: bool) -> list[dict[str, Any]]:
         errors: tuple[type[BaseException], ...] = (SnowidError, *store_errors())
         try:
-            leases = get_lease_store(source).leases()
+            rows = lease_rows(expired=all)
         except errors as exc:
             where = (
                 f"Redis (cache alias {conf.REDIS_ALIAS!r})" if source == "redis" else "the database"
@@ -96,20 +95,7 @@ class Command(BaseCommand):
                 f"The {source} lease store in {where} could not be read: "
                 f"{type(exc).__name__}: {exc}"
             ) from None
-        now_ms = time.time_ns() // 1_000_000
-        return [
-            {
-                "pool": lease.pool,
-                "worker_id": lease.worker,
-                "layout": lease.layout,
-                "owner": lease.owner,
-                "age_s": round((now_ms - lease.acquired_ms) / 1000, 1) if lease.acquired_ms else "",
-                "issued_until": horizon_text(lease.horizon_ms),
-                "expires_in_s": expires_in_s(lease, now_ms),
-            }
-            for lease in leases
-            if all or lease.expires_ms > now_ms or lease.expires_ms == WHILE_ALIVE
-        ]
+        return rows
 
     def _slots(self, all: bool) -> list[dict[str, Any]]:
         directory = conf.WORKER_SLOT_DIR

@@ -8,9 +8,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ...core.sequence_plan import check_name
-from ...exceptions import SequenceError
-from ...sequences.status import raise_by, raise_if_low, sequence_rows
+from ....core.sequence_plan import check_name
+from ....exceptions import SequenceError
+from ...status import raise_by, raise_if_low, sequence_rows
 
 COLUMNS = ("stored", "current", "mark", "headroom", "minutes_left", "rate_last_s", "rate_5min")
 
