@@ -68,8 +68,8 @@ def measure(host: str, redis_port: int, pg_port: int, calls: int, repeat: int) -
 
     from benchmarks.benchapp.models import NumberedOrder, PlainOrder
     from benchmarks.timing import interleaved_rates
+    from django_snowid.db.connections import close_own_connections
     from django_snowid.sequences import next_value
-    from django_snowid.sequences.stores.database import close_mark_connections
 
     connection.settings_dict["NAME"] = f"snowid_bench_remote_{os.getpid()}"
     old = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
@@ -130,7 +130,7 @@ def measure(host: str, redis_port: int, pg_port: int, calls: int, repeat: int) -
             add("create(), order number from the database", numbered_db)
     finally:
         client.flushdb()  # this run's own server
-        close_mark_connections()
+        close_own_connections()
         connection.creation.destroy_test_db(old, verbosity=0)
     return {name: statistics.median(values) for name, values in figures.items()}
 

@@ -60,10 +60,10 @@ def main() -> int:
     from sequences import get_next_value
 
     from django_snowid.core.order_format import OrderNumberFormat
+    from django_snowid.db.connections import close_own_connections
     from django_snowid.orders.issuer import StreamIssuer
     from django_snowid.orders.recovery import recover_stream
     from django_snowid.sequences import next_value, next_values
-    from django_snowid.sequences.stores.database import close_mark_connections
 
     # A database of this run's own: other benchmarks may be using "test_snowid_bench".
     connection.settings_dict["NAME"] = f"snowid_bench_seq_{os.getpid()}"
@@ -123,7 +123,7 @@ def main() -> int:
         keys = list(client.scan_iter(match=f"{{{prefix}:*"))
         if keys:
             client.delete(*keys)
-        close_mark_connections()
+        close_own_connections()
         connection.creation.destroy_test_db(old, verbosity=0)
 
     med = statistics.median

@@ -144,6 +144,16 @@ def _own_redis_keys(settings):
         client.delete(*keys)
 
 
+@pytest.fixture(autouse=True)
+def _close_own_connections():
+    """The connections our code keeps outside the test's transaction (those of sequence
+    marks) close after each test: the test database is dropped at the end of the run."""
+    yield
+    from django_snowid.db.connections import close_own_connections
+
+    close_own_connections()
+
+
 @pytest.fixture
 def throwaway_redis(tmp_path):
     """A redis-server of the test's own, on a free port; never the shared one."""

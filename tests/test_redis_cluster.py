@@ -17,7 +17,7 @@ from django_snowid.orders.stores import get_store as get_order_store
 from django_snowid.redis.scripts import RedisScript
 from django_snowid.sequences import next_value
 from django_snowid.sequences.stores import get_store
-from django_snowid.sequences.stores.database import close_mark_connections, read_marks
+from django_snowid.sequences.stores.database import read_marks
 from tests import redis_topologies
 from tests.redis_topologies import Cluster, Writers
 from tests.testapp.models import ShopOrder
@@ -32,12 +32,6 @@ COUNT = RedisScript("return redis.call('INCRBY', KEYS[1], ARGV[1])")
 def cluster(tmp_path):
     with Cluster(str(tmp_path)) as topology:
         yield topology
-
-
-@pytest.fixture(autouse=True)
-def _close_mark_connections():
-    yield
-    close_mark_connections()
 
 
 def test_script_follows_ask_and_moved_and_loads_itself_on_each_node(cluster):

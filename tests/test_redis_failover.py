@@ -19,19 +19,13 @@ from django_snowid.exceptions import OrderNumberUnavailable, SequenceUnavailable
 from django_snowid.orders.stores import get_store as get_order_store
 from django_snowid.sequences import next_value, next_values
 from django_snowid.sequences.stores import get_store as get_sequence_store
-from django_snowid.sequences.stores.database import close_mark_connections, read_marks
+from django_snowid.sequences.stores.database import read_marks
 from tests.redis_topologies import FAILOVERS, Writers, failover_topology
 from tests.support import ThrowawayRedis, set_order_state
 from tests.testapp.models import ShopOrder
 
 pytestmark = pytest.mark.redis
 PROCESSES = 4
-
-
-@pytest.fixture(autouse=True)
-def _close_mark_connections():
-    yield
-    close_mark_connections()
 
 
 @pytest.fixture

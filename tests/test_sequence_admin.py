@@ -10,16 +10,9 @@ from django.test import modify_settings
 from django.urls import reverse
 
 from django_snowid.sequences import next_values
-from django_snowid.sequences.stores.database import close_mark_connections
 from tests.testapp.models import ShopOrder
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def _close_mark_connections():
-    yield
-    close_mark_connections()
 
 
 @pytest.mark.redis

@@ -11,18 +11,12 @@ from django.db import connections
 from django.test import override_settings
 
 from django_snowid.sequences import next_value
-from django_snowid.sequences.stores.database import close_mark_connections, read_marks
+from django_snowid.sequences.stores.database import read_marks
 
 PROCESSES = 8
 # 20,000 a process took 11-35 s on a loaded two-core machine: 10,000 by default, the full
 # size with SNOWID_SEQUENCE_TEST_PER_PROCESS=20000.
 PER_PROCESS = int(os.environ.get("SNOWID_SEQUENCE_TEST_PER_PROCESS", "10000"))
-
-
-@pytest.fixture(autouse=True)
-def _close_mark_connections():
-    yield
-    close_mark_connections()  # the test database is dropped at the end of the run
 
 
 def _draw(process: int) -> list[int]:

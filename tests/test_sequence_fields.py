@@ -11,14 +11,7 @@ from django.test.utils import isolate_apps
 
 from django_snowid.exceptions import InvalidSequence
 from django_snowid.sequences.fields import SequenceField, SequenceTextField
-from django_snowid.sequences.stores.database import close_mark_connections
 from tests.testapp.models import Customer, Invoice
-
-
-@pytest.fixture(autouse=True)
-def _close_mark_connections():
-    yield
-    close_mark_connections()
 
 
 @pytest.mark.django_db(transaction=True)

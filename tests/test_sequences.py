@@ -11,6 +11,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 
 from django_snowid.core.sequence_plan import Rates
+from django_snowid.db.connections import close_own_connections
 from django_snowid.exceptions import (
     InvalidSequence,
     SequenceUnavailable,
@@ -20,18 +21,11 @@ from django_snowid.sequences import next_value, next_values
 from django_snowid.sequences.spec import get_spec
 from django_snowid.sequences.stores.database import (
     DatabaseSequenceStore,
-    close_mark_connections,
     read_marks,
 )
 from django_snowid.sequences.stores.redis import RedisSequenceStore
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def _close_mark_connections():
-    yield
-    close_mark_connections()  # the test database is dropped at the end of the run
 
 
 @pytest.fixture(params=[pytest.param("redis", marks=pytest.mark.redis), "database"])
@@ -143,9 +137,7 @@ def test_database_lost_values_continue_until_the_headroom_is_used(settings):
 
     alias = connection.alias
     saved = dict(connections.databases[alias])
-    from django_snowid.sequences.stores import database
-
-    database._local.connections = {}
+    close_own_connections()  # the next raise opens a connection to the broken database
     broken = {**saved, "HOST": "127.0.0.1", "PORT": "1", "NAME": "/nonexistent/dir/x.sqlite3"}
     connections.databases[alias].update(broken)
     try:
@@ -155,7 +147,7 @@ def test_database_lost_values_continue_until_the_headroom_is_used(settings):
     finally:
         connections.databases[alias].clear()
         connections.databases[alias].update(saved)
-        database._local.connections = {}
+        close_own_connections()
     assert drawn == list(range(first + 1, mark + 1))
     assert next_value("d") == mark + 1
 

@@ -12,13 +12,12 @@ is ready, and a model class cannot be defined before then.
 
 from __future__ import annotations
 
-import os
-import threading
 import time
 from typing import Any
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connections, router
 
+from ...db.connections import own_connection
 from ...db.returning import built, execute, returned, returning
 from ...exceptions import SequenceUnavailable
 from ..spec import SequenceSpec
@@ -28,7 +27,6 @@ __all__ = [
     "DatabaseSequenceStore",
     "advance",
     "advance_committed",
-    "close_mark_connections",
     "read_marks",
 ]
 
@@ -62,11 +60,9 @@ def advance(connection: Any, name: str, *, floor: int, by: int) -> int:
     return mark
 
 
-_local = threading.local()
-
-
 def mark_connection(using: str | None) -> Any:
-    """A connection of this thread to ``using``, outside every transaction of the caller.
+    """This thread's own connection to the marks' database, outside every transaction of
+    the caller.
 
     A mark published to Redis must be committed first: written in the caller's
     transaction, a rollback would take it back while Redis keeps handing out values
@@ -74,24 +70,7 @@ def mark_connection(using: str | None) -> Any:
     """
     from ..models import SequenceMark
 
-    alias = using or router.db_for_write(SequenceMark)
-    own: dict[str, tuple[int, Any]] | None = getattr(_local, "connections", None)
-    if own is None:
-        own = _local.connections = {}
-    entry = own.get(alias)
-    if entry is None or entry[0] != os.getpid():
-        entry = own[alias] = (os.getpid(), connections.create_connection(alias))
-    connection = entry[1]
-    connection.close_if_unusable_or_obsolete()
-    return connection
-
-
-def close_mark_connections() -> None:
-    """Close this thread's own mark connections (before dropping a database, say)."""
-    for pid, connection in getattr(_local, "connections", {}).values():
-        if pid == os.getpid():
-            connection.close()
-    _local.connections = {}
+    return own_connection(using or router.db_for_write(SequenceMark))
 
 
 def advance_committed(using: str | None, name: str, *, floor: int, by: int) -> int:

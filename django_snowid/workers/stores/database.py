@@ -14,53 +14,23 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from django.apps import apps
 from django.db import DatabaseError, IntegrityError, connections, router, transaction
 from django.db.models import Value
 from django.db.models.functions import Greatest
 
+from ...db.connections import on_own_connection
 from ...exceptions import WorkerIdUnavailable
 from .base import Acquired, LeaseInfo, LeaseRequest, LeaseStore, exhausted
 from .slot import SlotStore
 
-__all__ = ["DatabaseLeaseStore", "ProcessLeaseStore", "on_own_connection"]
-
-T = TypeVar("T")
+__all__ = ["DatabaseLeaseStore", "ProcessLeaseStore"]
 
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-def on_own_connection(function: Callable[[], T]) -> T:
-    """Run ``function`` in a thread of its own: Django gives that thread connections of
-    its own, in autocommit, and we close them when it ends.
-
-    Trap 22: a lease written in the caller's transaction would vanish with its rollback
-    (the first id of a process is often made in ``pre_save`` inside a request's
-    ``atomic()``). Nothing stays open between calls, so a fork inherits no connection
-    and a test runner can drop its test database.
-    """
-    outcome: list[Any] = []
-
-    def run() -> None:
-        try:
-            outcome.append((True, function()))
-        except BaseException as exc:
-            outcome.append((False, exc))
-        finally:
-            connections.close_all()  # this thread's own connections only
-
-    thread = threading.Thread(target=run, name="snowid-lease-db", daemon=True)
-    thread.start()
-    thread.join()
-    ok, value = outcome[0]
-    if not ok:
-        raise value
-    return value
 
 
 class ProcessLeaseStore:
