@@ -195,6 +195,26 @@ def test_a_collision_is_retried_with_a_new_number(backend):
     assert fmt.position(order.number) == (second + 2, 1)
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_collision_in_a_transaction_managed_by_hand_is_retried(backend):
+    """Autocommit turned off by hand, outside atomic(): a failed INSERT must not abort the
+    transaction (PostgreSQL's rule), so the retry needs a savepoint there too."""
+    field = field_of(ShopOrder)
+    fmt = field.format
+    second = position_now(fmt) + 2
+    ShopOrder.objects.create(user_id=9, number=fmt.compose(second, 1, 9))
+    forget(field.stream)
+    set_order_state(field.stream, (second, 0))
+    transaction.set_autocommit(False)
+    try:
+        order = ShopOrder.objects.create(user_id=9)
+        transaction.commit()
+    finally:
+        transaction.rollback()
+        transaction.set_autocommit(True)
+    assert ShopOrder.objects.get(pk=order.pk).number == fmt.compose(second + 1, 1, 9)
+
+
 @pytest.mark.parametrize("in_transaction", [False, True])
 def test_bulk_create_recovers_and_writes_the_whole_set_again(backend, in_transaction):
     field = field_of(ShopOrder)

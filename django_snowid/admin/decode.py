@@ -18,6 +18,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
 
+from ..db.private import model_admin
 from ..decoding import DecodedRow, decode_tokens
 from .forms import DecodeForm
 from .pages import ReadOnlyPageAdmin
@@ -69,8 +70,8 @@ def _add_links(rows: list[DecodedRow], request: HttpRequest, site: admin.AdminSi
             by_field.setdefault(each, []).append(row)
     for each, field_rows in by_field.items():
         model = each.model
-        model_admin = site._registry.get(model)
-        if model_admin is None or not model_admin.has_view_permission(request):
+        admin_of_model = model_admin(site, model)
+        if admin_of_model is None or not admin_of_model.has_view_permission(request):
             continue
         values = {r.value for r in field_rows if not r.error}
         found = dict(

@@ -21,6 +21,8 @@ from typing import Any, TypeVar
 
 from django.db import connections
 
+from .private import close_if_unusable, new_connection
+
 __all__ = ["close_own_connections", "on_own_connection", "own_connection"]
 
 T = TypeVar("T")
@@ -65,9 +67,9 @@ def own_connection(alias: str) -> Any:
         own = _local.connections = {}
     entry = own.get(alias)
     if entry is None or entry[0] != os.getpid():
-        entry = own[alias] = (os.getpid(), connections.create_connection(alias))
+        entry = own[alias] = (os.getpid(), new_connection(alias))
     connection = entry[1]
-    connection.close_if_unusable_or_obsolete()
+    close_if_unusable(connection)
     return connection
 
 

@@ -5,14 +5,15 @@ or on upserts: the value goes through ``LAST_INSERT_ID(expr)``, which the client
 returns with the statement's reply. Named sequences (:mod:`django_snowid.sequences.database`)
 and the database order store (:mod:`django_snowid.orders.stores.database`) build their
 statements with :func:`returned` and :func:`returning` and run them with :func:`execute`,
-on a cursor kept per connection: making a cursor costs more than the server's work on
-these statements (psycopg builds a cursor and its adapters each time; ``bench_sequences.py``).
+on a cursor kept per connection (:func:`django_snowid.db.private.kept_cursor`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
+
+from .private import kept_cursor, last_insert_id
 
 __all__ = ["built", "execute", "returned", "returning"]
 
@@ -40,28 +41,13 @@ def built(connection: Any, what: str, build: Callable[[Any], T]) -> T:
     return found
 
 
-def _cursor(connection: Any) -> Any:
-    """A Django cursor of ``connection`` (its execute wrappers, error translation and query
-    log apply), made again when the connection or its query logging changed."""
-    connection.close_if_health_check_failed()  # what connection.cursor() checks first
-    connection.ensure_connection()
-    # Kept on the Django connection (one per thread and alias), with the driver connection
-    # and the query logging it was made for.
-    kept = getattr(connection, "_snowid_kept_cursor", None)
-    logged = connection.queries_logged
-    if kept is None or kept[0] is not connection.connection or kept[1] != logged:
-        kept = (connection.connection, logged, connection.cursor())
-        connection._snowid_kept_cursor = kept
-    return kept[2]
-
-
 def execute(connection: Any, sql: str, params: Sequence[Any] | Mapping[str, Any]) -> int | None:
     """Run ``sql`` in whatever transaction ``connection`` is in; the value it handed back,
     or ``None`` if it changed no row."""
-    cursor = _cursor(connection)
+    cursor = kept_cursor(connection)
     cursor.execute(sql, params)
     if connection.vendor == "mysql":
-        return int(cursor.cursor.lastrowid) if cursor.rowcount else None
+        return last_insert_id(cursor) if cursor.rowcount else None
     # The statement's only row: fetching it steps SQLite's statement to its end, which
     # ends its implicit transaction.
     row = cursor.fetchone()

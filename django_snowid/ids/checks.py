@@ -16,6 +16,7 @@ from django.utils.module_loading import import_string
 from ..checks import Check, error, warning
 from ..conf import conf
 from ..core.layout import Layout, parse_epoch
+from ..db.private import default_auto_field_overridden
 from ..exceptions import LayoutError
 from .fields import SnowflakeAutoField
 from .issuer import build_layout, layout_names
@@ -162,8 +163,7 @@ def check_app_default_auto_field(app_configs: Any = None, **kwargs: Any) -> list
         return []
     warnings: list[CheckMessage] = []
     for config in app_configs or apps.get_app_configs():
-        overridden = getattr(config, "_is_default_auto_field_overridden", False)
-        if not (overridden and _project_app(config)):
+        if not (default_auto_field_overridden(config) and _project_app(config)):
             continue
         losers = [
             model.__name__

@@ -13,6 +13,7 @@ from typing import Any
 from django.db.models import lookups
 
 from ..core.layout import Layout
+from ..db.private import operator_sql
 from ..exceptions import LayoutError
 
 __all__ = ["LOOKUPS", "CreatedAfter", "CreatedBefore", "CreatedRange"]
@@ -49,7 +50,7 @@ class CreatedAfter(_CreatedLookup, lookups.GreaterThanOrEqual):
         return self.first_id(self.rhs)
 
     def get_rhs_op(self, connection: Any, rhs: str) -> str:
-        return connection.operators["gte"] % rhs  # keyed by the built-in lookup's name
+        return operator_sql(connection, "gte", rhs)  # keyed by the built-in lookup's name
 
 
 class CreatedBefore(_CreatedLookup, lookups.LessThan):
@@ -61,7 +62,7 @@ class CreatedBefore(_CreatedLookup, lookups.LessThan):
         return self.first_id(self.rhs)
 
     def get_rhs_op(self, connection: Any, rhs: str) -> str:
-        return connection.operators["lt"] % rhs
+        return operator_sql(connection, "lt", rhs)
 
 
 class CreatedRange(_CreatedLookup, lookups.Range):

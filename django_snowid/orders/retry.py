@@ -21,10 +21,13 @@ public hook there.
   its ``_insert()`` is private too.
 
 So each concrete model with an order-number field gets its ``_do_insert`` wrapped once,
-when the field is added to it; tables without order numbers (a multi-table parent or
-child) go straight to Django's. Outside a transaction a failed INSERT leaves nothing
-behind, so no savepoint (and no extra round trip) is needed there. The wrapper costs one
-attribute comparison a save: ``bench_orders.py`` measured no difference without it.
+when the field is added to it (:func:`django_snowid.db.private.wrap_insert`); tables
+without order numbers (a multi-table parent or child) go straight to Django's. In
+autocommit a failed INSERT leaves nothing behind, so no savepoint (and no extra round
+trip) is needed there; in any transaction, ``atomic()`` or autocommit turned off by
+hand, the INSERT runs in a savepoint, which PostgreSQL needs to go on after a failure.
+The wrapper costs a comparison and an autocommit test a save (``bench_orders.py``
+measured no difference without it, when it read ``in_atomic_block`` instead).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from typing import Any, Protocol
 from django.db import IntegrityError, OperationalError, connections, models, transaction
 
 from ..conf import conf
+from ..db.private import unique_constraints, wrap_insert
 from ..exceptions import OrderTransactionConflict
 from .issuer import StreamIssuer
 from .stores.database import is_contention
@@ -79,26 +83,30 @@ def install_insert_retry(model: type[models.Model], field: OrderField) -> None:
         return
     own = [field]
     setattr(model, _OWN, own)
-    original: Callable[..., Any] = model._do_insert  # type: ignore[attr-defined]
 
-    def _do_insert(self: models.Model, manager: Any, using: str, fields: Any, *args: Any) -> Any:
-        if manager.model is not model:  # another table of a multi-table model
-            return original(self, manager, using, fields, *args)
-        attempt = 0
-        while True:
-            try:
-                if not transaction.get_connection(using).in_atomic_block:
-                    return original(self, manager, using, fields, *args)
-                with transaction.atomic(using=using, savepoint=True):
-                    return original(self, manager, using, fields, *args)
-            except (IntegrityError, OperationalError) as exc:
-                if attempt >= int(conf.ORDER_INSERT_RETRIES):
-                    raise
-                for each in retry_or_raise(exc, using, own):
-                    setattr(self, each.attname, each.new_number(self))
-                attempt += 1
+    def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+        def _do_insert(
+            self: models.Model, manager: Any, using: str, fields: Any, *args: Any
+        ) -> Any:
+            if manager.model is not model:  # another table of a multi-table model
+                return original(self, manager, using, fields, *args)
+            attempt = 0
+            while True:
+                try:
+                    if transaction.get_autocommit(using):
+                        return original(self, manager, using, fields, *args)
+                    with transaction.atomic(using=using, savepoint=True):
+                        return original(self, manager, using, fields, *args)
+                except (IntegrityError, OperationalError) as exc:
+                    if attempt >= int(conf.ORDER_INSERT_RETRIES):
+                        raise
+                    for each in retry_or_raise(exc, using, own):
+                        setattr(self, each.attname, each.new_number(self))
+                    attempt += 1
 
-    model._do_insert = _do_insert  # type: ignore[attr-defined]
+        return _do_insert
+
+    wrap_insert(model, wrap)
 
 
 def conflicting_fields(
@@ -139,12 +147,7 @@ def _unique_constraints(using: str, table: str, column: str) -> frozenset[str]:
     key = (using, table, column)
     names = _constraint_names.get(key)
     if names is None:
-        connection = connections[using]
-        with connection.cursor() as cursor:
-            constraints = connection.introspection.get_constraints(cursor, table)
-        names = _constraint_names[key] = frozenset(
-            name for name, c in constraints.items() if c["unique"] and c["columns"] == [column]
-        )
+        names = _constraint_names[key] = unique_constraints(connections[using], table, column)
     return names
 
 
@@ -162,7 +165,7 @@ def retry_or_raise(exc: Exception, using: str, fields: Sequence[OrderField]) -> 
         if not hit:
             raise exc
     elif is_contention(exc):
-        if transaction.get_connection(using).in_atomic_block:
+        if not transaction.get_autocommit(using):
             raise OrderTransactionConflict(
                 f"The database {using!r} reported a deadlock, a lock timeout or a "
                 f"serialization failure on an INSERT with an order number: {exc}. Nothing was "

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from django.apps import apps
-from django.db import OperationalError, router, transaction
+from django.db import OperationalError, connections, router, transaction
 
 from ...core.order_stream import Outcome, Reserved, reserve, resume
 from ...db.returning import built, execute, returned, returning
@@ -163,8 +163,7 @@ class DatabaseOrderStore:
     def _run(self, operation: Any, *args: Any) -> Any:
         """``operation(connection, *args)``, with the database's errors made ours."""
         db = self._db()
-        connection = transaction.get_connection(db)
-        in_transaction = connection.in_atomic_block
+        connection = connections[db]
         for attempt in range(_OWN_TRANSACTION_TRIES):
             try:
                 return operation(connection, *args)
@@ -174,7 +173,9 @@ class DatabaseOrderStore:
                         f"The database {db!r} is unreachable for order numbers: "
                         f"{str(exc).rstrip('.')}. No order number was issued."
                     ) from exc
-                if in_transaction or attempt == _OWN_TRANSACTION_TRIES - 1:
+                # In the caller's transaction (atomic(), or autocommit off): it is the
+                # caller's to run again.
+                if not transaction.get_autocommit(db) or attempt == _OWN_TRANSACTION_TRIES - 1:
                     raise OrderTransactionConflict(
                         f"The database {db!r} reported a deadlock, a lock timeout or a "
                         f"serialization failure on the order-number state: {exc}. Nothing "

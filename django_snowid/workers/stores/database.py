@@ -22,6 +22,7 @@ from django.db.models import Value
 from django.db.models.functions import Greatest
 
 from ...db.connections import on_own_connection
+from ...db.private import is_in_memory_sqlite
 from ...exceptions import WorkerIdUnavailable
 from .base import Acquired, LeaseInfo, LeaseRequest, LeaseStore, exhausted
 from .slot import SlotStore
@@ -133,7 +134,7 @@ class DatabaseLeaseStore:
         connection = connections[db]
         if connection.vendor != "sqlite":
             return None
-        if connection.is_in_memory_db():  # type: ignore[attr-defined]
+        if is_in_memory_sqlite(connection):
             return self._in_memory
         directory = f"{self._database_name(db)}-snowid-leases"
         store = self._beside.get(directory)
