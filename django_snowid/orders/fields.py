@@ -81,10 +81,9 @@ class OrderNumberField(GeneratedField, models.BigIntegerField):
         return self.format.split(number)[2]
 
     # ------------------------------------------------------------ issuing
-    def shard_value(self, instance: models.Model, fmt: OrderNumberFormat | None = None) -> int:
-        if self.shard_from is None:
-            return 0
-        return (fmt or self.format).shard_of_user(self.shard_source(instance))
+    def _user(self, instance: models.Model) -> int:
+        """What the shard of ``instance``'s number comes from (0 without ``shard_from``)."""
+        return 0 if self.shard_from is None else self.shard_source(instance)
 
     def issuer(self) -> StreamIssuer:
         issuer = self._issuer
@@ -94,12 +93,10 @@ class OrderNumberField(GeneratedField, models.BigIntegerField):
         return issuer
 
     def new_number(self, instance: models.Model) -> int:
-        issuer = self._issuer or self.issuer()
-        return issuer.next_number(self.shard_value(instance, issuer.format))
+        return (self._issuer or self.issuer()).next_number(self._user(instance))
 
     def new_numbers(self, instances: list[models.Model]) -> list[int]:
-        issuer = self.issuer()
-        return issuer.next_numbers([self.shard_value(obj, issuer.format) for obj in instances])
+        return self.issuer().next_numbers([self._user(obj) for obj in instances])
 
     generate = new_number
 

@@ -41,6 +41,7 @@ class StreamIssuer:
         # the hot path can be read once here.
         self._store = get_store()
         self._cap = fmt.max_sequence
+        self._shards = fmt.shard_count
         self._stem_factor = fmt._stem_factor
         self._seq_factor = fmt._seq_factor
         self._random_start = int(conf.ORDER_RANDOM_START)
@@ -51,14 +52,16 @@ class StreamIssuer:
         # The arguments of a one-number reservation, when they never change.
         self._one = None if self._random_start or not self._utc else self._args(1)
 
-    def next_number(self, shard: int = 0) -> int:
-        """The next number of the stream, for a user of shard value ``shard``."""
+    def next_number(self, user: int = 0) -> int:
+        """The next number of the stream, for a user of id ``user`` (its shard, the low bits
+        or digits of ``user``, ends the number; a shard value is its own shard)."""
         # The common case in one reservation and no list; anything else (a full second,
         # recovery, errors) goes through next_numbers(), which nothing was issued for yet.
         outcome = self._store.reserve(self.stream, self._one or self._args(1))
         if type(outcome) is Reserved:
+            shard = user % self._shards  # the format's shard_of_user(), without the call
             return self._compose(outcome.local_second, outcome.first_sequence, shard)
-        return self.next_numbers([shard])[0]
+        return self.next_numbers([user])[0]
 
     def _args(self, count: int) -> ReserveArgs:
         return ReserveArgs(
@@ -72,13 +75,14 @@ class StreamIssuer:
     def _compose(self, local_second: int, sequence: int, shard: int) -> int:
         return self._stem(local_second) * self._stem_factor + sequence * self._seq_factor + shard
 
-    def next_numbers(self, shards: Sequence[int]) -> list[int]:
-        """Numbers for the given shard values, reserved in as few round trips as possible.
+    def next_numbers(self, users: Sequence[int]) -> list[int]:
+        """Numbers for the given users, reserved in as few round trips as possible.
 
         One number: one round trip. A block (bulk_create) reserves up to the rest of the
         current second in one round trip; the block's numbers increase, but numbers other
         processes issue meanwhile may fall between them.
         """
+        shards = [user % self._shards for user in users]
         numbers: list[int] = []
         deadline: float | None = None
         recovered = 0
