@@ -184,9 +184,6 @@ class OrderNumberFormat:
             + wall.second
         )
 
-    def stem_at(self, moment: datetime) -> int:
-        return self.stem_of_local_second(self.local_second(moment))
-
     # ------------------------------------------------------ compose / decode
     def shard_of_user(self, uid: int) -> int:
         """The shard value a user id puts in the low bits (digits) of its numbers."""

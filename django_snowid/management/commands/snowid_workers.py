@@ -16,8 +16,6 @@ from ...workers.stores.base import horizon_text
 from ...workers.stores.slot import read_record
 from ._store_errors import store_errors
 
-HEADER = ["pool", "worker_id", "layout", "owner", "age_s", "issued_until", "expires_in_s"]
-
 
 def _held_inodes() -> set[tuple[int, int]] | None:
     """(device, inode) of every file some process holds a ``flock`` on (Linux's
