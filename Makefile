@@ -109,7 +109,6 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/bench_ids.py
 	$(BIN)/python benchmarks/bench_orm.py
 	$(BIN)/python benchmarks/bench_orders.py
-	$(BIN)/python benchmarks/bench_restructure.py
 	$(BIN)/python benchmarks/bench_leases.py
 	$(BIN)/python benchmarks/bench_sequences.py
 	$(BIN)/python benchmarks/bench_redis_capacity.py
