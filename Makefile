@@ -112,6 +112,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/bench_leases.py
 	$(BIN)/python benchmarks/bench_sequences.py
 	$(BIN)/python benchmarks/bench_redis_capacity.py
+	$(BIN)/python benchmarks/bench_scripts.py
 	$(BIN)/python benchmarks/bench_remote.py
 	$(BIN)/python benchmarks/bench_drf.py
 

@@ -34,3 +34,18 @@ def test_redis_capacity_measures_every_script():
     rates = dict(re.findall(r"^(\S.*?)\s+([\d,]+) calls/s", done.stdout, re.MULTILINE))
     assert len(rates) == 5, done.stdout
     assert all(int(rate.replace(",", "")) > 0 for rate in rates.values()), rates
+
+
+@pytest.mark.slow
+@pytest.mark.redis
+def test_script_runners_are_compared():
+    done = subprocess.run(
+        [sys.executable, "benchmarks/bench_scripts.py", "--calls", "200", "--repeat", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = re.findall(r"^(RedisScript|redis-py Script).*?\s([\d.]+)\s+[\d.]+\s", done.stdout, re.M)
+    assert len(rows) == 4 and all(float(us) > 0 for _, us in rows), done.stdout
