@@ -10,7 +10,6 @@ features a client of the topology a test made current (forked children inherit i
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import shutil
 import signal
@@ -19,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tests.support import free_port, redis_server_command
+from tests.support import Children, free_port, redis_server_command
 
 #: The topology ``current_client`` serves (set by a test before it forks).
 CURRENT: Any = None
@@ -132,30 +131,20 @@ class Server:
         self.process = None
 
 
-class Writers:
+class Writers(Children):
     """``count`` forked processes running ``target(event, results, n)``; ``event`` tells
     them something happened (or, at the end, to stop), ``results`` collects one reply each.
     """
 
     def __init__(self, target: Any, count: int) -> None:
-        context = multiprocessing.get_context("fork")
-        self.event, self.queue = context.Event(), context.Queue()
-        self.processes = [
-            context.Process(target=target, args=(self.event, self.queue, n)) for n in range(count)
-        ]
+        super().__init__()
+        self.event = self.stop
+        self._target, self._count = target, count
 
     def __enter__(self) -> Writers:
-        for process in self.processes:
-            process.start()
+        for n in range(self._count):
+            self.start(self._target, self.event, self.queue, n)
         return self
-
-    def results(self) -> list[Any]:
-        return [self.queue.get(timeout=60) for _ in self.processes]
-
-    def __exit__(self, *exc: object) -> None:
-        self.event.set()
-        for process in self.processes:
-            process.join(timeout=30)
 
 
 class Topology:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import multiprocessing
+from collections.abc import Callable
 from typing import Any
 
 from django_snowid.core.layout import DEFAULT_EPOCH
@@ -178,3 +180,69 @@ def set_order_state(stream: str, position: tuple[int, int]) -> None:
         OrderStreamState.objects.update_or_create(
             name=stream, defaults={"second": second, "sequence": sequence}
         )
+
+
+class Children:
+    """Processes forked from a test, and the queue they answer on: the tests' one harness
+    for real processes.
+
+        with Children() as children:
+            ready = children.context.Event()  # or Barrier, Semaphore, Value, Array
+            children.start(target, argument, ready, children.queue)
+            ...
+            replies = children.results()  # one a child, 60 s each at most
+
+    Each ``start`` first closes this process's database connections (those outside a
+    transaction): a child must not share its parent's sockets. Leaving the ``with`` sets
+    ``children.stop`` and joins the children; one still alive after 30 s is killed.
+    """
+
+    def __init__(self) -> None:
+        self.context = multiprocessing.get_context("fork")
+        self.queue = self.context.Queue()
+        self.stop = self.context.Event()
+        self.processes: list[Any] = []
+
+    def start(self, target: Callable[..., object], *args: Any) -> Any:
+        from django.db import connections
+
+        for connection in connections.all(initialized_only=True):
+            if not connection.in_atomic_block:
+                connection.close()
+        process = self.context.Process(target=target, args=args)
+        process.start()
+        self.processes.append(process)
+        return process
+
+    def results(self, count: int | None = None, timeout: float = 60) -> list[Any]:
+        """``count`` replies (default: one a child started), in the order they came."""
+        wanted = len(self.processes) if count is None else count
+        return [self.queue.get(timeout=timeout) for _ in range(wanted)]
+
+    def __enter__(self) -> Children:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        for process in self.processes:
+            process.join(30)
+            if process.is_alive():
+                process.kill()
+                process.join()
+
+
+def in_child(function: Callable[[], object]) -> str:
+    """Run ``function`` in a forked child: ``"ok:<what it returned>"``, or
+    ``"<exception class>:<message>"`` for what it raised."""
+
+    def report(queue: Any) -> None:
+        try:
+            result = f"ok:{function()}"
+        except Exception as exc:
+            result = f"{type(exc).__name__}:{exc}"
+        queue.put(result)
+
+    with Children() as children:
+        children.start(report, children.queue)
+        (result,) = children.results()
+    return result

@@ -9,27 +9,9 @@ from django.test import override_settings
 
 from django_snowid.exceptions import SnowidError, StaticWorkerIdAfterFork, WorkerIdError
 from django_snowid.ids import issuer as ids
+from tests.support import in_child
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
-
-
-def in_child(function) -> str:
-    """Run ``function`` in a forked child; return what it printed or the exception."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read)
-        try:
-            result = f"ok:{function()}"
-        except Exception as exc:
-            result = f"{type(exc).__name__}:{exc}"
-        os.write(write, result.encode())
-        os._exit(0)
-    os.close(write)
-    with os.fdopen(read, "rb") as pipe:
-        result = pipe.read().decode()
-    os.waitpid(pid, 0)
-    return result
 
 
 def test_static_worker_id_refused_in_a_forked_child():

@@ -8,8 +8,8 @@ import pytest
 
 from django_snowid.core.generator import SnowflakeGenerator
 from django_snowid.core.layout import PRESETS, Layout, NodePart
-from django_snowid.exceptions import ClockMovedBackwards, GeneratorForked, TimeBitsExhausted
-from tests.support import MS, FakeClock
+from django_snowid.exceptions import ClockMovedBackwards, TimeBitsExhausted
+from tests.support import MS, FakeClock, in_child
 
 CLASSIC = PRESETS["classic"]
 TINY = Layout(41, (NodePart("worker", 2),), 3)  # 8 ids a tick: overflow is easy to reach
@@ -143,21 +143,7 @@ def test_threads_share_one_generator_without_duplicates():
 def test_generator_used_in_a_forked_child_refuses():
     gen = SnowflakeGenerator(CLASSIC, 4)
     gen.next_id()  # the parent is mid-tick: the child must not continue that tick
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child
-        os.close(read)
-        try:
-            gen.next_id()
-            message = b"issued"
-        except GeneratorForked as exc:
-            message = b"refused:" + str(exc).encode()
-        os.write(write, message)
-        os._exit(0)
-    os.close(write)
-    with os.fdopen(read, "rb") as pipe:
-        message = pipe.read()
-    os.waitpid(pid, 0)
-    assert message.startswith(b"refused:"), message
-    assert b"forked child" in message
+    result = in_child(gen.next_id)
+    assert result.startswith("GeneratorForked:"), result
+    assert "forked child" in result
     gen.next_id()  # the parent carries on

@@ -3,7 +3,6 @@ requests that roll back, and users' own test suites on the defaults."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import subprocess
 import sys
@@ -15,11 +14,12 @@ from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
-from django.db import connection, connections, transaction
+from django.db import connection, transaction
 
 import django_snowid
 from django_snowid.ids import issuer as ids
 from django_snowid.models import WorkerLease
+from tests.support import Children
 from tests.testapp.models import Product
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -39,16 +39,11 @@ def default_source(settings):
 
 def _eight_processes(target, arguments: list[object]) -> list[int]:
     """Start eight processes ``target(argument, barrier, results)``; every id they issued."""
-    connections.close_all()
-    context = multiprocessing.get_context("fork")
-    barrier, results = context.Barrier(8), context.Queue()
-    processes = [context.Process(target=target, args=(a, barrier, results)) for a in arguments]
-    for process in processes:
-        process.start()
-    everything = [i for _ in processes for i in results.get(timeout=60)]
-    for process in processes:
-        process.join(30)
-    return everything
+    with Children() as children:
+        barrier = children.context.Barrier(8)
+        for argument in arguments:
+            children.start(target, argument, barrier, children.queue)
+        return [i for ids in children.results() for i in ids]
 
 
 def _host_process(host_dir: str, barrier, results) -> None:
@@ -118,13 +113,9 @@ def test_a_request_that_rolls_back_after_its_first_id_keeps_its_lease(settings):
         time.sleep(0.1)
         lease.refresh_from_db()
     assert lease.expires_ms > first_expiry, "the heartbeat renews the lease"
-    connections.close_all()
-    context = multiprocessing.get_context("fork")
-    queue = context.Queue()
-    child = context.Process(target=_node_in_child, args=(queue,))
-    child.start()
-    assert queue.get(timeout=30) != node
-    child.join(30)
+    with Children() as children:
+        children.start(_node_in_child, children.queue)
+        assert children.results() != [node]
     assert django_snowid.decode(django_snowid.next_id()).node == node
     ids.reset()
 
@@ -157,18 +148,11 @@ def test_sqlite_first_ids_inside_write_transactions_lease_distinct_worker_ids(de
     # database file instead, shared by every process that opens that file.
     if connection.vendor != "sqlite":
         pytest.skip("SQLite's single writer")
-    connections.close_all()
-    context = multiprocessing.get_context("fork")
-    queue, barrier = context.Queue(), context.Barrier(2)
-    children = [
-        context.Process(target=_first_id_inside_a_write_transaction, args=(queue, barrier))
-        for _ in range(2)
-    ]
-    for child in children:
-        child.start()
-    nodes = [queue.get(timeout=120) for _ in children]
-    for child in children:
-        child.join(30)
+    with Children() as children:
+        barrier = children.context.Barrier(2)
+        for _ in range(2):
+            children.start(_first_id_inside_a_write_transaction, children.queue, barrier)
+        nodes = children.results(timeout=120)
     assert all(isinstance(n, int) for n in nodes), nodes
     assert len(set(nodes)) == 2, "two live processes got the same worker id"
 

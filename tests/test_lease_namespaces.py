@@ -3,7 +3,6 @@ moved, a smaller pool, and another epoch reading the same records."""
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 from datetime import timedelta
 
@@ -17,7 +16,7 @@ from django_snowid.exceptions import WorkerLayoutConflict, WorkerPoolExhausted
 from django_snowid.ids import issuer as ids
 from django_snowid.workers.lease import lease_generator, lease_of, release_all
 from django_snowid.workers.stores import get_lease_store
-from tests.support import ThrowawayRedis
+from tests.support import Children, ThrowawayRedis
 from tests.test_lease_deployments import _deployed_process, _eight_processes
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -55,15 +54,6 @@ def lease_settings(request, tmp_path):
             server.stop()
 
 
-def _start(target, *args):
-    connections.close_all()
-    context = multiprocessing.get_context("fork")
-    queue, stop = context.Queue(), context.Event()
-    process = context.Process(target=target, args=(*args, queue, stop))
-    process.start()
-    return process, queue, stop
-
-
 @pytest.mark.slow
 @pytest.mark.redis
 def test_rolling_deploy_that_changes_the_key_prefix_repeats_no_id(tmp_path):
@@ -95,9 +85,9 @@ def _hold_a_lease(options: dict[str, object], spec: dict[str, object], queue, st
 
 
 def test_a_layout_whose_node_bits_moved_refuses_while_the_old_one_runs(lease_settings):
-    old, queue, stop = _start(_hold_a_lease, lease_settings, CLASSIC)
-    try:
-        assert queue.get(timeout=60) == 0
+    with Children() as old:
+        old.start(_hold_a_lease, lease_settings, CLASSIC, old.queue, old.stop)
+        assert old.results() == [0]
         with override_settings(SNOWID_LAYOUT=MOVED):
             ids.reset()
             with pytest.raises(
@@ -109,10 +99,8 @@ def test_a_layout_whose_node_bits_moved_refuses_while_the_old_one_runs(lease_set
         assert [(lease.pool, lease.worker) for lease in live] == [("node-bits-12-10", 0)], (
             "the refused process left no lease behind"
         )
-    finally:
-        stop.set()
-        assert queue.get(timeout=60) == "released"
-        old.join(30)
+        old.stop.set()
+        assert old.results() == ["released"]
     # The old layout's lease is released: the new one issues.
     with override_settings(SNOWID_LAYOUT=MOVED):
         ids.reset()
@@ -142,22 +130,19 @@ def _live(options: dict[str, object]) -> list:
 
 @pytest.mark.slow
 def test_a_smaller_pool_strands_no_live_holder(lease_settings):
-    old, queue, stop = _start(_hold_the_pool, lease_settings, 8)
-    try:
-        assert queue.get(timeout=60) == list(range(8))
+    with Children() as old:
+        old.start(_hold_the_pool, lease_settings, 8, old.queue, old.stop)
+        assert old.results() == [list(range(8))]
         with override_settings(SNOWID_WORKER_POOL_SIZE=4):
             ids.reset()
             with pytest.raises(WorkerPoolExhausted):
                 django_snowid.next_id()  # 0..7 all held
-            stop.set()
-            assert queue.get(timeout=60) == "released 6"
+            old.stop.set()
+            assert old.results() == ["released 6"]
             ids.reset()
             # Worker ids 4..7 still live above the new size: a newcomer takes the one freed.
             assert django_snowid.decode(django_snowid.next_id()).node == 6
-            assert queue.get(timeout=60) == list(range(8)), "holders above the new size kept theirs"
-    finally:
-        stop.set()
-        old.join(30)
+            assert old.results() == [list(range(8))], "holders above the new size kept theirs"
 
 
 def test_another_epoch_reads_the_records_as_times(lease_settings):

@@ -4,16 +4,15 @@ processes issue ids: nobody issues a duplicate, and the holders from before keep
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import time
 
 import pytest
-from django.db import connections
 from django.test import override_settings
 
 import django_snowid
 from django_snowid.exceptions import WorkerIdError
 from django_snowid.ids import issuer as ids
+from tests.support import Children
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -38,22 +37,19 @@ def _issue_until(role: str, stop_at, started, results) -> None:
 
 @pytest.mark.parametrize("loss", ["flushall", "restart"])
 def test_lease_redis_losing_its_records_under_eight_issuing_processes(throwaway_redis, loss):
-    context = multiprocessing.get_context("fork")
-    results, started = context.Queue(), context.Semaphore(0)
-    stop_at = context.Value("d", time.monotonic() + 60)
-    with override_settings(
-        CACHES=throwaway_redis.caches(),
-        SNOWID_WORKER_ID_SOURCE="redis",
-        SNOWID_WORKER_LEASE_TTL_S=TTL_S,
+    with (
+        Children() as children,
+        override_settings(
+            CACHES=throwaway_redis.caches(),
+            SNOWID_WORKER_ID_SOURCE="redis",
+            SNOWID_WORKER_LEASE_TTL_S=TTL_S,
+        ),
     ):
         ids.reset()
-        connections.close_all()
-        processes = [
-            context.Process(target=_issue_until, args=("old", stop_at, started, results))
-            for _ in range(8)
-        ]
-        for process in processes:
-            process.start()
+        started = children.context.Semaphore(0)
+        stop_at = children.context.Value("d", time.monotonic() + 60)
+        for _ in range(8):
+            children.start(_issue_until, "old", stop_at, started, children.queue)
         for _ in range(8):
             assert started.acquire(timeout=20)
         time.sleep(0.6)  # all eight issue, each under a lease renewed at least once
@@ -64,15 +60,9 @@ def test_lease_redis_losing_its_records_under_eight_issuing_processes(throwaway_
         lost_at = time.monotonic()
         stop_at.value = lost_at + 4.0
         # Replacements start while the holders from before have not re-asserted yet.
-        newcomers = [
-            context.Process(target=_issue_until, args=("new", stop_at, started, results))
-            for _ in range(4)
-        ]
-        for process in newcomers:
-            process.start()
-        reports = [results.get(timeout=60) for _ in range(12)]
-        for process in processes + newcomers:
-            process.join(10)
+        for _ in range(4):
+            children.start(_issue_until, "new", stop_at, started, children.queue)
+        reports = children.results()
         ids.reset()
     everything = [i for _, batches, _ in reports for _, ids in batches for i in ids]
     assert len(everything) == len(set(everything)), (

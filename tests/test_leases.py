@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import signal
@@ -22,7 +23,7 @@ from django_snowid.exceptions import (
 )
 from django_snowid.ids import issuer as process_ids
 from django_snowid.workers.lease import get_lease_store, lease_generator, pool_for, release_all
-from tests.support import ThrowawayRedis, free_port, held_slots, redis_caches
+from tests.support import Children, ThrowawayRedis, free_port, held_slots, redis_caches
 from tests.testapp.models import Product
 
 # The Redis store falls back to the database when it has no record of a worker id, and
@@ -98,19 +99,8 @@ def _hold_and_issue(source: str, reported, ready, **options) -> None:
 def test_killed_holders_id_is_reused_after_the_ttl(source):
     if source == "database" and connections["default"].vendor == "sqlite":
         pytest.skip("SQLite keeps the database source's leases beside its file (slot rules)")
-    connections.close_all()
-    context = multiprocessing.get_context("fork")
-    # No lock: a holder killed while it held the array's lock would leave it locked.
-    reported = context.Array("q", [-1, -1], lock=False)
-    ready = context.Event()
-    holder = context.Process(target=_hold_and_issue, args=(source, reported, ready))
-    holder.start()
-    assert ready.wait(20)
-    time.sleep(0.6)  # at least one heartbeat
-    os.kill(holder.pid, signal.SIGKILL)
-    holder.join()
+    old_node, old_max = _killed_holder(source, ttl_runs_out=False)
     killed_at = datetime.now(timezone.utc)
-    old_node, old_max = reported[0], reported[1]
     assert old_node == 0 and old_max > 0
     store = get_lease_store(source)
     pool = pool_for(CLASSIC, 0)
@@ -128,24 +118,30 @@ def test_killed_holders_id_is_reused_after_the_ttl(source):
     assert store.name == source and pool.size == 1024
 
 
-def _crash_after_a_heartbeat(source: str, **options) -> int:
+def _killed_holder(source: str, *, ttl_runs_out: bool = True, **options) -> tuple[int, int]:
     """A real process holds worker 0 and issues ids until its heartbeat has recorded a
-    horizon; then SIGKILL (it releases nothing); wait until its lease expired. Returns
-    the largest id it reported."""
-    connections.close_all()
-    context = multiprocessing.get_context("fork")
-    # No lock: a holder killed while it held the array's lock would leave it locked.
-    reported = context.Array("q", [-1, -1], lock=False)
-    ready = context.Event()
-    holder = context.Process(target=_hold_and_issue, args=(source, reported, ready), kwargs=options)
-    holder.start()
-    assert ready.wait(20)
-    time.sleep(0.6)  # one heartbeat (every ttl / 3 = 0.5 s)
-    os.kill(holder.pid, signal.SIGKILL)
-    holder.join()
+    horizon; then SIGKILL (it releases nothing); with ``ttl_runs_out``, wait until its
+    lease expired. Returns its worker id and the largest id it reported."""
+    with Children() as children:
+        # No lock: a holder killed while it held the array's lock would leave it locked.
+        reported = children.context.Array("q", [-1, -1], lock=False)
+        ready = children.context.Event()
+        holder = children.start(
+            functools.partial(_hold_and_issue, **options), source, reported, ready
+        )
+        assert ready.wait(20)
+        time.sleep(0.6)  # one heartbeat (every ttl / 3 = 0.5 s)
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.join()
     assert reported[0] == 0 and reported[1] > 0
-    time.sleep(1.6)  # the time-to-live runs out
-    return reported[1]
+    if ttl_runs_out:
+        time.sleep(1.6)  # the time-to-live runs out
+    return reported[0], reported[1]
+
+
+def _crash_after_a_heartbeat(source: str, **options) -> int:
+    """:func:`_killed_holder` after its lease expired: the largest id it reported."""
+    return _killed_holder(source, **options)[1]
 
 
 def behind(ms: float):

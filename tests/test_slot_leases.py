@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import signal
 import time
 
 import pytest
-from django.db import connections
 from django.test import override_settings
 
 import django_snowid
@@ -17,7 +15,7 @@ from django_snowid.core.layout import PRESETS, layout_from_spec
 from django_snowid.exceptions import WorkerIdError, WorkerLeaseLost
 from django_snowid.ids import issuer as ids
 from django_snowid.workers.lease import lease_generator, release_all
-from tests.support import held_slots
+from tests.support import Children, held_slots
 
 CLASSIC = PRESETS["classic"]
 
@@ -42,15 +40,13 @@ def _issue_to_file(path: str, ready) -> None:
 @pytest.mark.slow
 def test_killed_slot_holder_restarted_with_its_clock_behind_repeats_no_id(slots, tmp_path):
     issued_path = str(tmp_path / "issued")
-    connections.close_all()
-    context = multiprocessing.get_context("fork")
-    ready = context.Event()
-    holder = context.Process(target=_issue_to_file, args=(issued_path, ready))
-    holder.start()
-    assert ready.wait(20)
-    time.sleep(1.0)
-    os.kill(holder.pid, signal.SIGKILL)
-    holder.join()
+    with Children() as children:
+        ready = children.context.Event()
+        holder = children.start(_issue_to_file, issued_path, ready)
+        assert ready.wait(20)
+        time.sleep(1.0)
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.join()
     with open(issued_path) as file:
         before = {int(line) for line in file if line.strip()}
     assert before
@@ -77,12 +73,9 @@ def _issue_through_the_registry(stop_at) -> None:
 
 @pytest.mark.slow
 def test_slot_holder_suspended_past_its_ttl_leaks_no_slot(slots):
-    connections.close_all()
-    context = multiprocessing.get_context("fork")
-    stop_at = context.Value("d", time.monotonic() + 30)
-    with override_settings(SNOWID_WORKER_LEASE_TTL_S=1.5):
-        holder = context.Process(target=_issue_through_the_registry, args=(stop_at,))
-        holder.start()
+    with Children() as children, override_settings(SNOWID_WORKER_LEASE_TTL_S=1.5):
+        stop_at = children.context.Value("d", time.monotonic() + 30)
+        holder = children.start(_issue_through_the_registry, stop_at)
         deadline = time.monotonic() + 20
         while not (os.path.isdir(slots) and held_slots(slots)) and time.monotonic() < deadline:
             time.sleep(0.05)
