@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -14,15 +14,6 @@ from tests.testapp.models import DecimalOrder, Product, ShopOrder
 pytestmark = pytest.mark.django_db
 
 URL = "/admin/django_snowid/iddecoder/"
-
-
-@pytest.fixture
-def staff(client):
-    """Staff that may view and change the test app's models."""
-    user = User.objects.create_user("staff", password="pw", is_staff=True)
-    user.user_permissions.set(Permission.objects.filter(content_type__app_label="testapp"))
-    client.force_login(user)
-    return client
 
 
 def test_staff_without_view_permission_gets_no_link(client):
@@ -38,17 +29,17 @@ def database_orders(settings):
     settings.SNOWID_ORDER_BACKEND = "database"
 
 
-def test_url_name_and_index_link(staff):
+def test_url_name_and_index_link(admin_client):
     assert reverse("admin:snowid_decode") == URL
-    index = staff.get("/admin/")
+    index = admin_client.get("/admin/")
     assert index.status_code == 200
     assert f'href="{URL}"' in index.content.decode()
     assert "Decode ids and order numbers" in index.content.decode()
 
 
-def test_get_writes_nothing(staff):
+def test_get_writes_nothing(admin_client):
     with CaptureQueriesContext(connection) as queries:
-        response = staff.get(URL)
+        response = admin_client.get(URL)
     assert response.status_code == 200
     statements = " ".join(q["sql"].split()[0].upper() for q in queries.captured_queries)
     assert "INSERT" not in statements and "UPDATE" not in statements and "DELETE" not in statements
@@ -64,11 +55,11 @@ def test_non_staff_are_sent_to_the_login(client):
     assert client.get(URL).status_code == 302
 
 
-def test_decodes_three_kinds_and_links_to_the_row(staff):
+def test_decodes_three_kinds_and_links_to_the_row(admin_client):
     product = Product.objects.create(name="tea")
     order = ShopOrder.objects.create(user_id=1820)
     decimal = DecimalOrder.objects.create(user_id=7)
-    response = staff.post(URL, {"ids": f"{product.pk}, {order.number}\n{decimal.number}"})
+    response = admin_client.post(URL, {"ids": f"{product.pk}, {order.number}\n{decimal.number}"})
     html = response.content.decode()
     assert response.status_code == 200
     rows = response.context["rows"]
@@ -86,14 +77,14 @@ def test_decodes_three_kinds_and_links_to_the_row(staff):
     assert "Open the row that holds it" in html
 
 
-def test_explicit_reading(staff):
+def test_explicit_reading(admin_client):
     layout = get_layout("js")
     value = layout.compose(
         layout.tick_at(__import__("datetime").datetime.now(__import__("datetime").timezone.utc)),
         3,
         9,
     )
-    response = staff.post(URL, {"ids": str(value), "reading": "layout:js"})
+    response = admin_client.post(URL, {"ids": str(value), "reading": "layout:js"})
     (row,) = response.context["rows"]
     assert row.error == "" and dict(row.parts)["sequence"] == 9
     assert row.why == "chosen"
@@ -114,8 +105,8 @@ def test_explicit_reading(staff):
         ("<b>7</b>", "row", "only the digits 0-9"),
     ],
 )
-def test_bad_input_is_reported_never_a_server_error(staff, ids, where, message):
-    response = staff.post(URL, {"ids": ids})
+def test_bad_input_is_reported_never_a_server_error(admin_client, ids, where, message):
+    response = admin_client.post(URL, {"ids": ids})
     assert response.status_code == 200
     html = response.content.decode()
     if where == "form":
@@ -127,32 +118,34 @@ def test_bad_input_is_reported_never_a_server_error(staff, ids, where, message):
     assert "<script>alert" not in html and "<b>7</b>" not in html
 
 
-def test_tokens_near_the_epoch_are_not_forced_into_a_reading(staff):
-    (row,) = staff.post(URL, {"ids": "123"}).context["rows"]
+def test_tokens_near_the_epoch_are_not_forced_into_a_reading(admin_client):
+    (row,) = admin_client.post(URL, {"ids": "123"}).context["rows"]
     assert row.error == "" or "neither" in row.error
 
 
-def test_mixin_columns_filter_search_and_panel(staff):
+def test_mixin_columns_filter_search_and_panel(admin_client):
     product = Product.objects.create(name="teapot")
     other = Product.objects.create(name="cup")
-    changelist = staff.get(reverse("admin:testapp_product_changelist"))
+    changelist = admin_client.get(reverse("admin:testapp_product_changelist"))
     html = changelist.content.decode()
     assert "created" in html and "worker=3" in html
-    found = staff.get(reverse("admin:testapp_product_changelist"), {"q": str(product.pk)})
+    found = admin_client.get(reverse("admin:testapp_product_changelist"), {"q": str(product.pk)})
     assert list(found.context["cl"].result_list) == [product]
-    recent = staff.get(reverse("admin:testapp_product_changelist"), {"snowid_created": "1h"})
+    recent = admin_client.get(reverse("admin:testapp_product_changelist"), {"snowid_created": "1h"})
     assert set(recent.context["cl"].result_list) == {product, other}
-    change = staff.get(reverse("admin:testapp_product_change", args=[product.pk]))
+    change = admin_client.get(reverse("admin:testapp_product_change", args=[product.pk]))
     assert "snowid-panel" in change.content.decode() and "worker 3" in change.content.decode()
     order = ShopOrder.objects.create(user_id=5)
-    orders = staff.get(reverse("admin:testapp_shoporder_changelist"), {"q": str(order.number)})
+    orders = admin_client.get(
+        reverse("admin:testapp_shoporder_changelist"), {"q": str(order.number)}
+    )
     assert list(orders.context["cl"].result_list) == [order]
     assert ">5<" in orders.content.decode()  # the shard column
 
 
-def test_search_with_words_does_not_fail(staff):
+def test_search_with_words_does_not_fail(admin_client):
     Product.objects.create(name="teapot")
-    response = staff.get(reverse("admin:testapp_product_changelist"), {"q": "tea pot"})
+    response = admin_client.get(reverse("admin:testapp_product_changelist"), {"q": "tea pot"})
     assert response.status_code == 200
 
 
@@ -167,7 +160,7 @@ def test_static_files_are_collected(tmp_path, settings):
     assert finders.find("django_snowid/decode.css")
 
 
-def test_no_inline_script_or_style_for_a_strict_csp(staff):
+def test_no_inline_script_or_style_for_a_strict_csp(admin_client):
     from pathlib import Path
 
     import django_snowid
@@ -176,32 +169,35 @@ def test_no_inline_script_or_style_for_a_strict_csp(staff):
     for template in templates.rglob("*.html"):
         text = template.read_text()
         assert "<script" not in text and "style=" not in text and "<style" not in text, template
-    html = staff.post(URL, {"ids": "123 456"}).content.decode()
+    html = admin_client.post(URL, {"ids": "123 456"}).content.decode()
     assert " style=" not in html.split('id="content-main"')[1]
 
 
-def test_created_column_sorts_by_primary_key_and_prints_utc(staff, settings):
+def test_created_column_sorts_by_primary_key_and_prints_utc(admin_client, settings):
     settings.TIME_ZONE = "Asia/Tokyo"
     products = [Product.objects.create(name=f"p{i}") for i in range(3)]
     url = reverse("admin:testapp_product_changelist")
-    columns = staff.get(url).context["cl"].list_display
+    columns = admin_client.get(url).context["cl"].list_display
     index = columns.index("snowid_created")
-    ascending = staff.get(url, {"o": str(index)}).context["cl"].result_list
+    ascending = admin_client.get(url, {"o": str(index)}).context["cl"].result_list
     assert list(ascending) == sorted(products, key=lambda p: p.pk)
-    descending = staff.get(url, {"o": f"-{index}"}).context["cl"].result_list
+    descending = admin_client.get(url, {"o": f"-{index}"}).context["cl"].result_list
     assert list(descending) == sorted(products, key=lambda p: p.pk, reverse=True)
-    html = staff.get(url).content.decode()
+    html = admin_client.get(url).content.decode()
     utc = get_layout().decode(products[0].pk).time.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
     assert utc in html  # UTC, not Tokyo's wall clock
     assert "django_snowid/changelist.css" in html  # the decoded columns do not wrap
 
 
-def test_an_all_digit_search_keeps_the_search_fields_results(staff):
+def test_an_all_digit_search_keeps_the_search_fields_results(admin_client):
     cups = Product.objects.create(name="Cups (4)")
     other = Product.objects.create(name="saucers")
     url = reverse("admin:testapp_product_changelist")
-    assert list(staff.get(url, {"q": "4"}).context["cl"].result_list) == [cups]
-    assert list(staff.get(url, {"q": str(other.pk)}).context["cl"].result_list) == [other]
+    assert list(admin_client.get(url, {"q": "4"}).context["cl"].result_list) == [cups]
+    assert list(admin_client.get(url, {"q": str(other.pk)}).context["cl"].result_list) == [other]
     # Both at once: a name containing the digits and the row whose id they are.
     named = Product.objects.create(name=f"box {other.pk}")
-    assert set(staff.get(url, {"q": str(other.pk)}).context["cl"].result_list) == {other, named}
+    assert set(admin_client.get(url, {"q": str(other.pk)}).context["cl"].result_list) == {
+        other,
+        named,
+    }
