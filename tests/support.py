@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable
+from datetime import datetime, timezone
 from typing import Any
 
 from django_snowid.core.layout import DEFAULT_EPOCH
@@ -28,6 +29,10 @@ class FakeClock:
 
     def advance_ms(self, ms: float) -> None:
         self.ns += int(ms * MS)
+
+    def now(self) -> datetime:
+        """The clock's time as an aware UTC datetime."""
+        return datetime.fromtimestamp(self.ns / 10**9, tz=timezone.utc)
 
 
 def free_port() -> int:

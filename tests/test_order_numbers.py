@@ -20,7 +20,7 @@ from django_snowid.exceptions import (
 )
 from django_snowid.fields import OrderNumberField
 from django_snowid.orders.stores import get_store
-from tests.support import free_port, redis_caches, set_order_state
+from tests.support import MS, free_port, redis_caches, set_order_state
 from tests.testapp.models import DecimalOrder, ShopOrder, TinyOrder
 
 pytestmark = pytest.mark.django_db
@@ -122,18 +122,22 @@ def test_the_cap_moves_on_to_the_next_second_without_spilling(backend):
     assert numbers == sorted(set(numbers))
 
 
-def test_a_full_second_raises_when_told_to(backend):
-    first = TinyOrder.objects.create(user_id=1)  # the new stream resumes a second ahead
-    while datetime.now(timezone.utc) < field_of(TinyOrder).decode(first.number).time:
-        time.sleep(0.05)
-    time.sleep(1 - time.time() % 1 + 0.01)
+def test_a_full_second_raises_when_told_to(backend, clock):
+    # The store's clock is the test's: a whole second, 7 numbers in it (3 sequence bits).
+    clock.ns = (clock.ns // 10**9 + 1) * 10**9 + 100 * MS
+    field = field_of(TinyOrder)
+    set_order_state(field.stream, (field.format.local_second(clock.now()) - 1, 7))
     with override_settings(SNOWID_ORDER_WHEN_FULL="raise"):
+        get_store().clock = lambda: clock() / 10**9  # the store of these settings too
         for _ in range(7):
             TinyOrder.objects.create(user_id=1)
         count = TinyOrder.objects.count()
+        clock.advance_ms(500)  # the same second
         with pytest.raises(OrderSecondFull, match="All 7 order numbers of this second"):
             failing_create(TinyOrder, user_id=1)
-    assert TinyOrder.objects.count() == count
+        assert TinyOrder.objects.count() == count
+        clock.advance_ms(500)  # the next second has room again
+        assert failing_create(TinyOrder, user_id=1).number
 
 
 def test_clock_behind_continues_within_the_bound_and_refuses_beyond(backend):

@@ -10,6 +10,7 @@ the database before anything is issued from it. This module is imported only whe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 import redis
@@ -150,9 +151,11 @@ class RedisOrderStore:
 
     name = "redis"
 
-    def __init__(self, alias: str, prefix: str) -> None:
+    def __init__(self, alias: str, prefix: str, clock: Callable[[], float] | None = None) -> None:
         self.alias = alias
         self.prefix = prefix
+        # None: the scripts read the Redis server's clock (TIME); tests set the time.
+        self.clock = clock
         self._client: Any = None
         self._keys: dict[str, str] = {}
 
@@ -182,7 +185,11 @@ class RedisOrderStore:
 
     def reserve(self, stream: str, args: ReserveArgs) -> Outcome | Missing:
         key = self.key(stream)
-        outcome = reserve_outcome(self._run(RESERVE, key, args))
+        argv: tuple[Any, ...] = args
+        if self.clock is not None:  # Unix seconds and microseconds, as TIME answers
+            now = self.clock()
+            argv = (*args, int(now), int(now % 1 * 1_000_000))
+        outcome = reserve_outcome(self._run(RESERVE, key, argv))
         if outcome is not None:
             return outcome
         raise OrderNumberError(
@@ -202,6 +209,7 @@ class RedisOrderStore:
             args.first_sequence,
             int(args.force),
             int(args.dry_run),
+            *(() if self.clock is None else (int(self.clock()),)),
         )
         return self._before_after(self._run(RECOVER, self.key(stream), argv))
 
