@@ -67,3 +67,14 @@ def test_a_project_without_named_sequences_gets_no_table_check_or_module_of_them
     assert "django_snowid.ids.checks" in check_modules
     assert "sequences" not in check_modules
     assert [m for m in modules if m.startswith("django_snowid.sequences")] == []
+
+
+def test_the_core_loads_neither_django_nor_redis():
+    modules, _ = _imported_modules(
+        "import pkgutil, django_snowid.core as core\n"
+        "for each in pkgutil.iter_modules(core.__path__):\n"
+        "    __import__(f'django_snowid.core.{each.name}')\n"
+    )
+    assert "django_snowid.core.order_stream" in modules  # every core module is imported
+    loaded = [m for m in modules if m.split(".")[0] in ("django", "redis", "django_redis")]
+    assert loaded == []

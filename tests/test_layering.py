@@ -1,4 +1,5 @@
-"""No module of the app imports a module that imports it back, even inside a function.
+"""No module of the app imports a module that imports it back, or one of a layer above
+its own, even inside a function.
 
 Read from the source (``ast``), so that an import made late, inside a function, counts
 as much as one at the top: a cycle dodged by a late import is still a cycle.
@@ -7,6 +8,7 @@ as much as one at the top: a cycle dodged by a late import is still a cycle.
 from __future__ import annotations
 
 import ast
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 import django_snowid
@@ -81,6 +83,82 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         if node not in index:
             visit(node)
     return found
+
+
+#: The layers, from the bottom: a module imports modules of its own layer or below. The
+#: first pattern that matches a module (its name without ``django_snowid.``) places it.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("core", "core.*", "exceptions"),  # pure: neither Django nor Redis
+    ("conf",),
+    ("db", "db.*", "redis", "redis.*", "inventory", "models", "sequences.models", "checks"),
+    # What a feature builds on: where its state lives, its options, its parts.
+    (
+        "*.stores",
+        "*.stores.*",
+        "workers.pool",
+        "workers.sources",
+        "orders.formats",
+        "sequences.spec",
+        "ids.lookups",
+        "ids.publicids",
+        "encoders",
+    ),
+    # What issues values (and the field base, which calls them).
+    (
+        "ids.issuer",
+        "workers.lease",
+        "orders.issuer",
+        "orders.recovery",
+        "orders.retry",
+        "sequences.issuer",
+        "generated",
+    ),
+    ("*.fields", "fields", "orders.queryset"),
+    ("orders.status", "workers.status", "sequences.status", "decoding", "drf"),
+    # What Django loads: checks, the admin, commands, app configs, the packages' faces.
+    (
+        "*.checks",
+        "admin",
+        "admin.*",
+        "management",
+        "management.*",
+        "*.management",
+        "*.management.*",
+        "apps",
+        "*.apps",
+        "",
+        "ids",
+        "orders",
+        "workers",
+        "sequences",
+    ),
+)
+
+
+def layer_of(module: str) -> int:
+    name = module.removeprefix("django_snowid").removeprefix(".")
+    for layer, patterns in enumerate(LAYERS):
+        if any(fnmatchcase(name, pattern) for pattern in patterns):
+            return layer
+    raise LookupError(f"{module} is in no layer: place it in LAYERS")
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    return sorted(
+        (module, imported)
+        for module, imports in graph.items()
+        for imported in imports
+        if layer_of(imported) > layer_of(module)
+    )
+
+
+def test_no_module_imports_one_of_a_layer_above_its_own():
+    assert upward_imports(import_graph(PACKAGE)) == []
+
+
+def test_an_upward_import_is_found():
+    graph = {"django_snowid.core.layout": {"django_snowid.conf"}, "django_snowid.conf": set()}
+    assert upward_imports(graph) == [("django_snowid.core.layout", "django_snowid.conf")]
 
 
 def test_the_graph_sees_late_imports():
