@@ -8,6 +8,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from django_snowid.core.order_stream import reserve
+
 NOW = 1_767_225_600  # 2026-01-01 00:00:00 UTC
 # Whole quarter hours from UTC-12 to UTC+14: every offset a zone has.
 offsets = st.integers(-48, 56).map(lambda quarters: quarters * 900)
@@ -45,3 +47,16 @@ def picked(last_delta: int, sequence: int, **kw: Any) -> dict[str, Any]:
         "max_lead": 5,
     } | kw
     return base | {"last": (base["unix"] + base["offset"] + last_delta, sequence)}
+
+
+def core_reserve(case: dict[str, Any]) -> tuple[tuple[int, int], Any]:
+    """What the pure core makes of ``case``: (the state after, the outcome)."""
+    return reserve(
+        case["last"],
+        case["unix"] + case["offset"],
+        case["micros"] // 1000,
+        cap=case["cap"],
+        count=case["count"],
+        first_sequence=case["first_sequence"],
+        max_lead=case["max_lead"],
+    )

@@ -147,6 +147,29 @@ class Writers(Children):
         return self
 
 
+def until_after(
+    event: Any, seconds: float, work: Any, *, pause: float = 0.0
+) -> tuple[list[Any], int, list[str]]:
+    """A writer's loop: call ``work()`` (``pause`` s apart) until ``seconds`` after
+    ``event`` is set. Returns what it returned, how many of those calls came after the
+    event, and the error that stopped it, if one did (every error is a failure here)."""
+    made: list[Any] = []
+    after = 0
+    errors: list[str] = []
+    deadline = None
+    while deadline is None or time.monotonic() < deadline:
+        if deadline is None and event.is_set():
+            deadline = time.monotonic() + seconds
+        try:
+            made.append(work())
+        except Exception as exc:
+            errors.append(repr(exc))
+            break
+        after += deadline is not None
+        time.sleep(pause)
+    return made, after, errors
+
+
 class Topology:
     servers: list[Server]
 
@@ -261,6 +284,17 @@ class Cluster(Topology):
             if start <= slot <= end:
                 return next(s for s in self.servers if s.port == int(primary[1]))
         raise LookupError(f"no node serves slot {slot}")
+
+    def migrate_while_writing(
+        self, key: str, target: Any, count: int, *, after: float
+    ) -> tuple[int, Server, Server, list[Any]]:
+        """``count`` :class:`Writers` running ``target``; ``after`` seconds in, the slot of
+        ``key`` moves (their event says when). The slot, its two owners, their replies."""
+        with Writers(target, count) as writers:
+            time.sleep(after)
+            slot, source, destination = self.migrate_slot_of(key)
+            writers.event.set()  # migrated
+            return slot, source, destination, writers.results()
 
     def migrate_slot_of(self, key: str) -> tuple[int, Server, Server]:
         """Move the slot of ``key`` to another primary: (slot, source, target)."""

@@ -32,30 +32,30 @@ if BACKEND == "sqlite":
             "TEST": {"NAME": os.path.join(tempfile.gettempdir(), f"snowid-test-{RUN_ID}.sqlite3")},
         }
     }
-elif BACKEND == "postgresql":
-    DATABASES = {
-        "default": {
-            "ENGINE": "django.db.backends.postgresql",
-            "HOST": os.environ.get("SNOWID_PG_HOST", "127.0.0.1"),
-            "PORT": os.environ.get("SNOWID_PG_PORT", "5432"),
-            "USER": os.environ.get("SNOWID_PG_USER", "postgres"),
-            "PASSWORD": os.environ.get("SNOWID_PG_PASSWORD", ""),
+elif BACKEND in ("postgresql", "mariadb"):
+
+    def _server(engine: str, name: str, port: str, user: str) -> dict[str, object]:
+        """A database server on 127.0.0.1 by default, moved by SNOWID_<NAME>_HOST etc."""
+        env = {key: os.environ.get(f"SNOWID_{name}_{key}") for key in ("HOST", "PORT", "USER")}
+        return {
+            "ENGINE": f"django.db.backends.{engine}",
+            "HOST": env["HOST"] or "127.0.0.1",
+            "PORT": env["PORT"] or port,
+            "USER": env["USER"] or user,
+            "PASSWORD": os.environ.get(f"SNOWID_{name}_PASSWORD", ""),
             "NAME": DB_NAME,
         }
-    }
-elif BACKEND == "mariadb":
-    DATABASES = {
-        "default": {
-            "ENGINE": "django.db.backends.mysql",
-            "HOST": os.environ.get("SNOWID_MARIADB_HOST", "127.0.0.1"),
-            "PORT": os.environ.get("SNOWID_MARIADB_PORT", "3306"),
-            "USER": os.environ.get("SNOWID_MARIADB_USER", "root"),
-            "PASSWORD": os.environ.get("SNOWID_MARIADB_PASSWORD", ""),
-            "NAME": DB_NAME,
-            "OPTIONS": {"charset": "utf8mb4"},
-            "TEST": {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"},
+
+    if BACKEND == "postgresql":
+        DATABASES = {"default": _server("postgresql", "PG", "5432", "postgres")}
+    else:
+        DATABASES = {
+            "default": {
+                **_server("mysql", "MARIADB", "3306", "root"),
+                "OPTIONS": {"charset": "utf8mb4"},
+                "TEST": {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"},
+            }
         }
-    }
 else:
     raise RuntimeError(f"SNOWID_TEST_DB={BACKEND!r}: expected sqlite, postgresql or mariadb.")
 

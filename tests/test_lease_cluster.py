@@ -4,7 +4,6 @@ ids while their pool's slot migrates to another primary."""
 from __future__ import annotations
 
 import itertools
-import time
 from typing import Any
 
 import pytest
@@ -15,7 +14,7 @@ import django_snowid
 from django_snowid.ids import issuer as ids
 from django_snowid.workers.stores import get_lease_store
 from tests import redis_topologies
-from tests.redis_topologies import Cluster, Writers
+from tests.redis_topologies import Cluster, until_after
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -31,22 +30,13 @@ def cluster(tmp_path):
 
 def _issue(migrated: Any, results: Any, process: int) -> None:
     """Issue ids until 2.5 s after the migration (longer than a lease lives unrenewed)."""
-    batches: list[list[int]] = []
-    errors: list[str] = []
-    deadline = None
-    try:
-        while deadline is None or time.monotonic() < deadline:
-            if deadline is None and migrated.is_set():
-                deadline = time.monotonic() + 2.5
-            try:
-                batches.append(django_snowid.next_ids(50))
-            except Exception as exc:  # every error is a failure here: none is expected
-                errors.append(repr(exc))
-                break
-            time.sleep(0.005)
-    finally:  # the lease is not released: it lives on for the newcomer to respect
+    try:  # the lease is not released: it lives on for the newcomer to respect
+        batches, _, errors = until_after(
+            migrated, 2.5, lambda: django_snowid.next_ids(50), pause=0.005
+        )
+    finally:
         connections.close_all()
-        results.put((process, batches, errors))
+    results.put((process, batches, errors))
 
 
 def test_leases_from_four_processes_unique_across_a_slot_migration(cluster):
@@ -59,16 +49,13 @@ def test_leases_from_four_processes_unique_across_a_slot_migration(cluster):
         ids.reset()
         first = django_snowid.next_id()  # a brand-new pool: the one wait, taken here
         key = get_lease_store("redis").key("node-bits-12-10")  # type: ignore[attr-defined]
-        connections.close_all()
-        with Writers(_issue, PROCESSES) as writers:
-            time.sleep(0.8)
-            slot, _source, target = cluster.migrate_slot_of(key)
-            writers.event.set()  # migrated
-            per_process = writers.results()
-            # A newcomer after the migration: the new owner holds records it did not write,
-            # so it waits for the holders to re-assert theirs, then takes a free id.
-            ids.reset()
-            newcomer = django_snowid.decode(django_snowid.next_id()).node
+        slot, _source, target, per_process = cluster.migrate_while_writing(
+            key, _issue, PROCESSES, after=0.8
+        )
+        # A newcomer after the migration: the new owner holds records it did not write,
+        # so it waits for the holders to re-assert theirs, then takes a free id.
+        ids.reset()
+        newcomer = django_snowid.decode(django_snowid.next_id()).node
         ids.reset()
     assert cluster.owner(slot) is target
     assert [errors for *_, errors in per_process] == [[]] * PROCESSES

@@ -104,10 +104,14 @@ def test_zone_has_dst():
     assert not zone_has_dst("Asia/Tokyo")
 
 
+#: Instants from 2000 to 2090, as aware UTC datetimes.
+moments = st.datetimes(
+    min_value=datetime(2000, 1, 1), max_value=datetime(2090, 12, 31), timezones=st.just(UTC)
+)
+
+
 @given(
-    moment=st.datetimes(
-        min_value=datetime(2000, 1, 1), max_value=datetime(2090, 12, 31), timezones=st.just(UTC)
-    ),
+    moment=moments,
     sequence=st.integers(1, 16_383),
     uid=st.integers(0, 2**62),
 )
@@ -123,9 +127,7 @@ def test_binary_round_trip_and_routing(moment, sequence, uid):
 
 
 @given(
-    moment=st.datetimes(
-        min_value=datetime(2000, 1, 1), max_value=datetime(2090, 12, 31), timezones=st.just(UTC)
-    ),
+    moment=moments,
     sequence=st.integers(1, 99_999),
     uid=st.integers(0, 2**62),
 )

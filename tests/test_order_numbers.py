@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.test import override_settings
 
+from django_snowid.core.order_format import OrderNumberFormat
 from django_snowid.exceptions import (
     InvalidShardValue,
     OrderClockBehind,
@@ -179,15 +180,21 @@ def forget(stream: str) -> None:
         OrderStreamState.objects.filter(name=stream).delete()
 
 
-def test_a_collision_is_retried_with_a_new_number(backend):
+def store_lost_a_write(sequence: int = 1) -> tuple[OrderNumberFormat, int, int]:
+    """A number of user 9, two seconds ahead, that the database holds and the store "lost":
+    its next numbers run into it. The format, that second and that number."""
     field = field_of(ShopOrder)
-    fmt = field.format
-    second = position_now(fmt) + 2
-    taken = fmt.compose(second, 1, 9)
+    second = position_now(field.format) + 2
+    taken = field.format.compose(second, sequence, 9)
     ShopOrder.objects.create(user_id=9, number=taken)
-    # The store "lost" that write: it will hand out (second, 1) again.
     forget(field.stream)
     set_order_state(field.stream, (second, 0))
+    return field.format, second, taken
+
+
+def test_a_collision_is_retried_with_a_new_number(backend):
+    fmt, second, _ = store_lost_a_write()
+    field = field_of(ShopOrder)
     with transaction.atomic():  # inside a transaction the retry uses a savepoint
         order = ShopOrder.objects.create(user_id=9)
     # The conflict made the stream recover: it resumed after the database's largest
@@ -203,12 +210,7 @@ def test_a_collision_is_retried_with_a_new_number(backend):
 def test_a_collision_in_a_transaction_managed_by_hand_is_retried(backend):
     """Autocommit turned off by hand, outside atomic(): a failed INSERT must not abort the
     transaction (PostgreSQL's rule), so the retry needs a savepoint there too."""
-    field = field_of(ShopOrder)
-    fmt = field.format
-    second = position_now(fmt) + 2
-    ShopOrder.objects.create(user_id=9, number=fmt.compose(second, 1, 9))
-    forget(field.stream)
-    set_order_state(field.stream, (second, 0))
+    fmt, second, _ = store_lost_a_write()
     transaction.set_autocommit(False)
     try:
         order = ShopOrder.objects.create(user_id=9)
@@ -221,13 +223,7 @@ def test_a_collision_in_a_transaction_managed_by_hand_is_retried(backend):
 
 @pytest.mark.parametrize("in_transaction", [False, True])
 def test_bulk_create_recovers_and_writes_the_whole_set_again(backend, in_transaction):
-    field = field_of(ShopOrder)
-    fmt = field.format
-    second = position_now(fmt) + 2
-    taken = fmt.compose(second, 30, 9)
-    ShopOrder.objects.create(user_id=9, number=taken)
-    forget(field.stream)  # the store "lost" that write: its next block runs into it
-    set_order_state(field.stream, (second, 0))
+    fmt, second, taken = store_lost_a_write(sequence=30)  # the next block runs into it
     with transaction.atomic() if in_transaction else contextlib.nullcontext():
         # Same shard as the taken number: the 30th number of the block is that number.
         objs = ShopOrder.objects.bulk_create(
@@ -257,12 +253,7 @@ def failing_bulk_create(objs, **options):
 
 
 def test_retries_are_bounded(backend):
-    field = field_of(ShopOrder)
-    fmt = field.format
-    second = position_now(fmt) + 2
-    ShopOrder.objects.create(user_id=9, number=fmt.compose(second, 1, 9))
-    forget(field.stream)
-    set_order_state(field.stream, (second, 0))
+    store_lost_a_write()
     with override_settings(SNOWID_ORDER_INSERT_RETRIES=0), pytest.raises(IntegrityError):
         failing_create(ShopOrder, user_id=9)
 

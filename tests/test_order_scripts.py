@@ -19,11 +19,11 @@ from hypothesis import HealthCheck, example, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from django_snowid.core.order_stream import reserve, resume
+from django_snowid.core.order_stream import resume
 from django_snowid.orders.stores.base import MISSING
 from django_snowid.orders.stores.redis import RECOVER, RESERVE, reserve_outcome
 from django_snowid.redis.scripts import server_id
-from tests.order_cases import NOW, offsets, picked, reservations
+from tests.order_cases import NOW, core_reserve, offsets, picked, reservations
 
 pytestmark = pytest.mark.redis
 
@@ -81,15 +81,7 @@ def test_reserve_script_agrees_with_core(client, case):
             case["micros"],
         ),
     )
-    state, outcome = reserve(
-        case["last"],
-        case["unix"] + case["offset"],
-        case["micros"] // 1000,
-        cap=case["cap"],
-        count=case["count"],
-        first_sequence=case["first_sequence"],
-        max_lead=case["max_lead"],
-    )
+    state, outcome = core_reserve(case)
     assert (reserve_outcome(reply), _state(client, key)) == (outcome, state)
 
 

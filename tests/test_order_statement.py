@@ -19,11 +19,11 @@ from hypothesis import HealthCheck, example, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from django_snowid.core.order_stream import Reserved, reserve
+from django_snowid.core.order_stream import Reserved
 from django_snowid.models import OrderStreamState
 from django_snowid.orders.stores import MISSING, DatabaseOrderStore, RecoverArgs, ReserveArgs
 from django_snowid.orders.stores.database import claim
-from tests.order_cases import NOW, picked, reservations
+from tests.order_cases import NOW, core_reserve, picked, reservations
 from tests.testapp.models import ShopOrder
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -51,18 +51,6 @@ def _args(case: dict[str, Any]) -> ReserveArgs:
         offset=case["offset"],
         cap=case["cap"],
         wanted=case["count"],
-        first_sequence=case["first_sequence"],
-        max_lead=case["max_lead"],
-    )
-
-
-def _core(case: dict[str, Any]) -> tuple[tuple[int, int], Any]:
-    return reserve(
-        case["last"],
-        case["unix"] + case["offset"],
-        case["micros"] // 1000,
-        cap=case["cap"],
-        count=case["count"],
         first_sequence=case["first_sequence"],
         max_lead=case["max_lead"],
     )
@@ -111,7 +99,7 @@ def test_the_store_agrees_with_core(case, issued_now):
         assert isinstance(store.reserve(STREAM, _args(case | {"count": 1})), Reserved)
     _set_row(case["last"])
     outcome = store.reserve(STREAM, _args(case))
-    state, expected = _core(case)
+    state, expected = core_reserve(case)
     assert (outcome, _row()) == (expected, state)
 
 
@@ -125,7 +113,7 @@ def test_the_statement_grants_what_core_grants_or_changes_nothing(case, continui
     _set_row(case["last"])
     now = case["unix"] + case["offset"]
     reserved = claim(connection, STREAM, now, _args(case), continuing=continuing)
-    state, expected = _core(case)
+    state, expected = core_reserve(case)
     seconds = {case["last"][0]} if continuing else {now, case["last"][0]}
     whole = (
         isinstance(expected, Reserved)

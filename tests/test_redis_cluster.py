@@ -19,7 +19,7 @@ from django_snowid.sequences import next_value
 from django_snowid.sequences.stores import get_store
 from django_snowid.sequences.stores.database import read_marks
 from tests import redis_topologies
-from tests.redis_topologies import Cluster, Writers
+from tests.redis_topologies import Cluster, until_after
 from tests.testapp.models import ShopOrder
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
@@ -97,25 +97,11 @@ def test_script_waits_out_tryagain_while_its_keys_are_split_by_a_migration(clust
 
 
 def _draw(migrated: Any, results: Any, process: int) -> None:
-    values: list[int] = []
-    after = 0
-    errors: list[str] = []
-    deadline = None
-    try:
-        while True:
-            if deadline is None and migrated.is_set():
-                deadline = time.monotonic() + 0.5  # keep drawing on the new owner
-            if deadline is not None and time.monotonic() > deadline:
-                break
-            try:
-                values.append(next_value("customer"))
-            except Exception as exc:  # every error is a failure here: none is expected
-                errors.append(repr(exc))
-                break
-            after += deadline is not None
+    try:  # keep drawing on the new owner for half a second
+        values, after, errors = until_after(migrated, 0.5, lambda: next_value("customer"))
     finally:
         connections.close_all()
-        results.put((process, values, after, errors))
+    results.put((process, values, after, errors))
 
 
 @pytest.mark.django_db(transaction=True)
@@ -131,12 +117,9 @@ def test_sequences_from_four_processes_unique_across_a_slot_migration(cluster):
         assert redis_topologies.CURRENT is cluster
         key = get_store().key("customer")
         first = next_value("customer")
-        connections.close_all()
-        with Writers(_draw, PROCESSES) as writers:
-            time.sleep(0.3)
-            slot, source, target = cluster.migrate_slot_of(key)
-            writers.event.set()  # migrated
-            per_process = writers.results()
+        slot, source, target, per_process = cluster.migrate_while_writing(
+            key, _draw, PROCESSES, after=0.3
+        )
     assert cluster.owner(slot) is target
     assert target.client().execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) >= 1
     assert source.client().execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == 0
@@ -150,28 +133,15 @@ def test_sequences_from_four_processes_unique_across_a_slot_migration(cluster):
 
 
 def _create_orders(migrated: Any, results: Any, process: int) -> None:
-    numbers: list[tuple[float, int]] = []
-    after = 0
-    errors: list[str] = []
-    deadline = None
-    try:
-        while True:
-            if deadline is None and migrated.is_set():
-                # Keep saving on the new owner, which may first hold the stream up to a
-                # second (see the README, "Redis Cluster and Sentinel").
-                deadline = time.monotonic() + 1.5
-            if deadline is not None and time.monotonic() > deadline:
-                break
-            try:
-                order = ShopOrder.objects.create(user_id=process)
-                numbers.append((time.monotonic(), order.number))
-            except Exception as exc:  # every error is a failure here: none is expected
-                errors.append(repr(exc))
-                break
-            after += deadline is not None
+    def save() -> tuple[float, int]:
+        return time.monotonic(), ShopOrder.objects.create(user_id=process).number
+
+    try:  # keep saving on the new owner, which may first hold the stream up to a second
+        # (see the README, "Redis Cluster and Sentinel")
+        numbers, after, errors = until_after(migrated, 1.5, save)
     finally:
         connections.close_all()
-        results.put((process, numbers, after, errors))
+    results.put((process, numbers, after, errors))
 
 
 @pytest.mark.django_db(transaction=True)
@@ -187,12 +157,9 @@ def test_orders_from_four_processes_unique_across_a_slot_migration(cluster, caps
         assert redis_topologies.CURRENT is cluster
         key = get_order_store().key(field.stream)  # type: ignore[attr-defined]
         first = ShopOrder.objects.create(user_id=99).number
-        connections.close_all()
-        with Writers(_create_orders, PROCESSES) as writers:
-            time.sleep(0.3)
-            slot, source, target = cluster.migrate_slot_of(key)
-            writers.event.set()  # migrated
-            per_process = writers.results()
+        slot, source, target, per_process = cluster.migrate_while_writing(
+            key, _create_orders, PROCESSES, after=0.3
+        )
         state = get_order_store().read(field.stream)
     assert cluster.owner(slot) is target
     assert target.client().execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) >= 1
