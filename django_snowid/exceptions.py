@@ -22,7 +22,7 @@ class InvalidId(SnowidError, ValueError):
 
 
 class InvalidPublicId(InvalidId):
-    """A string is not a public id of this project (see ``django_snowid.publicids``)."""
+    """A string is not a public id of this project (see ``django_snowid.ids.publicids``)."""
 
 
 class ClockMovedBackwards(SnowidError):

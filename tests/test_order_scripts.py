@@ -2,7 +2,7 @@
 
 Each script takes the clock as optional arguments, so the same states and times go
 through the script on the shared Redis (keys of the test's own prefix) and through
-``core.sequence.reserve``/``resume``; the outcome and the state left behind must match.
+``core.order_stream.reserve``/``resume``; the outcome and the state left behind must match.
 A state is stamped with the ``run_id`` of the server that wrote it; one stamped by
 another server is unverified (``resume(..., unverified=True)``).
 """

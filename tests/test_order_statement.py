@@ -2,7 +2,7 @@
 
 As ``tests/test_order_scripts.py`` does for the Lua of the Redis store: the same states
 and times go through the database store (its clock set by the test) and through
-``core.sequence.reserve``; the outcome and the row left behind must match. On the
+``core.order_stream.reserve``; the outcome and the row left behind must match. On the
 database SNOWID_TEST_DB names, in autocommit (each statement its own transaction, as
 the store runs outside a transaction of the caller's).
 """
@@ -171,7 +171,7 @@ def test_recover_dry_run_answers_what_the_statement_does(
     offset, row, database, first_sequence, force
 ):
     """``snowid_recover --dry-run`` on the database store answers with
-    ``core.sequence.resume``; the real recovery runs one upsert. Same states, same answer,
+    ``core.order_stream.resume``; the real recovery runs one upsert. Same states, same answer,
     and the dry run writes nothing."""
     local = NOW + offset
     row = None if row is None else (local + row[0], row[1])

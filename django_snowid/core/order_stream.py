@@ -1,7 +1,7 @@
 """The per-stream state machine of order numbers, shared by every store.
 
 A stream's state is the position of its last issued number: ``(local_second, sequence)``
-(see :mod:`.orderformat`). Reserving ``count`` numbers at wall-clock second ``now``:
+(see :mod:`.order_format`). Reserving ``count`` numbers at wall-clock second ``now``:
 
 - a new second (``now > last second``) restarts the sequence at ``first_sequence``
   (1, or 1 + a random offset so that numbers do not reveal the shop's volume);

@@ -2,7 +2,7 @@
 
 PostgreSQL and SQLite: ``... RETURNING expr``. MariaDB/MySQL have no RETURNING on UPDATE
 or on upserts: the value goes through ``LAST_INSERT_ID(expr)``, which the client library
-returns with the statement's reply. Named sequences (:mod:`django_snowid.sequences.database`)
+returns with the statement's reply. Named sequences (:mod:`django_snowid.sequences.stores.database`)
 and the database order store (:mod:`django_snowid.orders.stores.database`) build their
 statements with :func:`returned` and :func:`returning` and run them with :func:`execute`,
 on a cursor kept per connection (:func:`django_snowid.db.private.kept_cursor`).

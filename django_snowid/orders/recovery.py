@@ -69,7 +69,7 @@ def recover_stream(
     first_sequence: int = 1,
 ) -> tuple[Position | None, Position]:
     """Recover the store's state of ``stream`` from its ``fields`` in the database
-    (``core.sequence.resume``): :func:`resume_past` the database's largest number."""
+    (``core.order_stream.resume``): :func:`resume_past` the database's largest number."""
     position, _ = database_position(fields, fmt, using=using)
     return resume_past(stream, fmt, position, force=force, first_sequence=first_sequence)
 

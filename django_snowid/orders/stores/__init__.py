@@ -1,6 +1,6 @@
 """Where a stream's state lives: Redis (:mod:`.redis`) or a table (:mod:`.database`).
 
-Both stores run :func:`django_snowid.core.sequence.reserve` atomically and answer with its
+Both stores run :func:`django_snowid.core.order_stream.reserve` atomically and answer with its
 outcomes, or :data:`MISSING` when they hold no state for the stream that they can trust
 (a new stream, a Redis that restarted or was flushed, or a state another Redis server
 wrote, such as a replica promoted by a failover): the caller must then recover the state

@@ -33,7 +33,7 @@ Position = tuple[int, int]
 
 
 class ReserveArgs(NamedTuple):
-    """What a reservation needs besides the stream (see ``core.sequence.reserve``)."""
+    """What a reservation needs besides the stream (see ``core.order_stream.reserve``)."""
 
     offset: int  # the zone's UTC offset in seconds: local second = Unix second + offset
     cap: int  # the largest sequence of a second
@@ -43,7 +43,7 @@ class ReserveArgs(NamedTuple):
 
 
 class RecoverArgs(NamedTuple):
-    """What a recovery needs besides the stream (see ``core.sequence.resume``)."""
+    """What a recovery needs besides the stream (see ``core.order_stream.resume``)."""
 
     offset: int  # the zone's UTC offset in seconds
     first_sequence: int  # of the second the stream resumes at
@@ -59,7 +59,7 @@ class OrderStore(Protocol):
     def recover(
         self, stream: str, database: Position | None, args: RecoverArgs
     ) -> tuple[Position | None, Position]:
-        """Apply ``core.sequence.resume`` atomically, on the store's own clock.
+        """Apply ``core.order_stream.resume`` atomically, on the store's own clock.
 
         Returns (state before, state after).
         """

@@ -38,7 +38,7 @@ def is_contention(exc: BaseException) -> bool:
 
 
 def _claim_sql(connection: Any, *, continuing: bool) -> str:
-    """The statement of a reservation: ``core.sequence.reserve`` on the row, one UPDATE.
+    """The statement of a reservation: ``core.order_stream.reserve`` on the row, one UPDATE.
 
     It writes when ``reserve`` grants the whole block on the clock's second (a new second:
     the sequence restarts; a CASE on the row's second) or on the row's (the same second,
@@ -91,7 +91,7 @@ def claim(
     """Reserve ``args.wanted`` numbers of ``stream`` at local second ``now`` in one
     statement, atomic on its own, in whatever transaction ``connection`` is in.
 
-    ``None``: the statement changed nothing; :func:`core.sequence.reserve` on the row
+    ``None``: the statement changed nothing; :func:`core.order_stream.reserve` on the row
     would not grant the whole block there (or there is no row). ``continuing`` (the row
     is known not to be in an earlier second): the statement without the restart, which
     changes nothing on a row of an earlier second.
@@ -125,7 +125,7 @@ class DatabaseOrderStore:
     """The state of every stream in a table of this app, one row per stream.
 
     A reservation is one statement (:func:`claim`): an ``UPDATE`` that runs
-    ``core.sequence.reserve`` on the row and hands back the new position (``RETURNING``;
+    ``core.order_stream.reserve`` on the row and hands back the new position (``RETURNING``;
     ``LAST_INSERT_ID(expr)`` on MariaDB/MySQL); after a number of the same second, the
     same without the restart of a new second. An UPDATE always decides on the current
     row, never on a transaction's snapshot (REPEATABLE READ, SERIALIZABLE); inside the
@@ -133,7 +133,7 @@ class DatabaseOrderStore:
     requests that issue numbers of one stream run one after the other). When the
     statement grants nothing (a full second, a clock too far behind, a block that gets
     only the rest of a second, no row), the store takes the row lock with a locking read
-    (``SELECT ... FOR UPDATE``) and calls ``core.sequence.reserve`` on what it read. A row is
+    (``SELECT ... FOR UPDATE``) and calls ``core.order_stream.reserve`` on what it read. A row is
     created or recovered by one statement (an upsert), which cannot deadlock with
     another one creating it.
 
@@ -231,7 +231,7 @@ class DatabaseOrderStore:
         if reserved is not None:
             self._seconds[stream] = reserved.local_second
             return reserved
-        # Under the row lock, core.sequence.reserve decides (the clock read again).
+        # Under the row lock, core.order_stream.reserve decides (the clock read again).
         sql = built(connection, "order-store", self._sql)
         with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
             if connection.vendor == "sqlite":

@@ -1,6 +1,6 @@
 """The Redis order store: each stream's state in a hash, changed by one Lua script each.
 
-The scripts run through :class:`~django_snowid.redisscripts.RedisScript` (by SHA, loaded
+The scripts run through :class:`~django_snowid.redis.scripts.RedisScript` (by SHA, loaded
 again after a Redis restart) with ``server_id=True``: a stream's hash keeps the ``run_id``
 of the server that wrote it, and a state another server wrote (a replica promoted by a
 failover, which may have lagged; a restarted server; a migrated slot) is re-synced from
@@ -25,14 +25,14 @@ __all__ = ["RECOVER", "RESERVE", "RedisOrderStore", "get_client", "reserve_outco
 
 
 def get_client() -> Any:
-    """Our Redis client (:func:`django_snowid.redisclient.get_client`), its errors ours."""
+    """Our Redis client (:func:`django_snowid.redis.client.get_client`), its errors ours."""
     try:
         return redisclient.get_client()
     except redisclient.RedisClientError as exc:
         raise OrderNumberError(str(exc)) from None
 
 
-# Reserve numbers of one stream; the same steps as core.sequence.reserve().
+# Reserve numbers of one stream; the same steps as core.order_stream.reserve().
 # KEYS[1]: the stream's state, a hash: sec, seq (local second and sequence of its last
 #   number), hold (see RECOVER), rid (the run_id of the server that wrote the state)
 # ARGV[1]: the zone's UTC offset in seconds (local second = Unix second from TIME + offset)
@@ -81,7 +81,7 @@ return {1, second, sequence + 1, granted}
     server_id=True,
 )
 
-# Recover a stream: the same steps as core.sequence.resume(), on the clock of Redis.
+# Recover a stream: the same steps as core.order_stream.resume(), on the clock of Redis.
 # A stream that resumes at the second after the clock's is held there (field "hold")
 # until the clock reaches it: numbers are then never issued ahead of the clock, so the
 # clock of a later recovery is past every number of a state lost meanwhile. A state

@@ -3,7 +3,7 @@ atomic statement raises a mark and returns it.
 
 PostgreSQL and SQLite: ``INSERT ... ON CONFLICT DO UPDATE ... RETURNING``; MariaDB/MySQL:
 ``INSERT ... ON DUPLICATE KEY UPDATE value = LAST_INSERT_ID(...)`` (see
-:mod:`django_snowid.returning`).
+:mod:`django_snowid.db.returning`).
 
 ``SequenceMark`` is imported where it is used: this module is imported with
 ``django_snowid.sequences``, which a project's models may import before the app registry

@@ -142,7 +142,7 @@ class RedisSequenceStore:
     POLL_S: Final = 0.002
 
     def __init__(self, alias: str, prefix: str, clock: Clock = time.time) -> None:
-        self.alias = alias  # named in error messages; the client comes from redisclient
+        self.alias = alias  # named in error messages; the client comes from redis.client
         self.prefix = prefix
         self.clock = clock
         self._client: Any = None

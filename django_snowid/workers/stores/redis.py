@@ -140,7 +140,7 @@ class RedisLeaseStore:
         return f"{{{self.KEY_PREFIX}{pool}}}"
 
     def _client(self) -> Any:
-        """Our Redis client (:func:`django_snowid.redisclient.get_client`), its errors ours."""
+        """Our Redis client (:func:`django_snowid.redis.client.get_client`), its errors ours."""
         try:
             return redisclient.get_client()
         except redisclient.RedisClientError as exc:
