@@ -180,3 +180,23 @@ def test_a_cycle_is_found(tmp_path):
     (package / "a.py").write_text("from .sub import b\n")
     (package / "sub" / "b.py").write_text("def f():\n    from ..a import x\n")
     assert cycles(import_graph(package)) == [["pkg.a", "pkg.sub.b"]]
+
+
+#: The files every feature keeps its roles in (where the feature has the role).
+FEATURE_ROLES = {
+    "ids": {"fields", "issuer", "checks"},
+    "orders": {"fields", "issuer", "checks", "status", "stores"},
+    "workers": {"checks", "status", "stores"},
+    "sequences": {"fields", "issuer", "checks", "status", "stores"},
+}
+
+
+def test_every_feature_keeps_its_roles_in_the_same_files():
+    for feature, roles in FEATURE_ROLES.items():
+        modules = {path.stem if path.stem != "__init__" else path.parent.name
+                   for path in (PACKAGE / feature).glob("*/__init__.py")}  # fmt: skip
+        modules |= {path.stem for path in (PACKAGE / feature).glob("*.py")}
+        assert roles <= modules, (feature, sorted(roles - modules))
+        if "stores" in roles:
+            stores = {path.stem for path in (PACKAGE / feature / "stores").glob("*.py")}
+            assert {"__init__", "base", "database", "redis"} <= stores, (feature, stores)
