@@ -48,6 +48,8 @@ class GeneratedField(_Base):
     generated_defaults: ClassVar[Mapping[str, Any]] = {"unique": True, "editable": False}
     #: The module migrations import the class from, when it is not where it is defined.
     public_module: ClassVar[str | None] = None
+    #: The values that mean "none yet": an INSERT makes a new value in their place.
+    unset_values: ClassVar[tuple[Any, ...]] = (None,)
 
     shard_from: str | None
 
@@ -64,12 +66,9 @@ class GeneratedField(_Base):
         """A new value for ``instance``, which is being inserted."""
         raise NotImplementedError
 
-    def is_empty(self, value: Any) -> bool:
-        return value is None
-
     def pre_save(self, model_instance: models.Model, add: bool) -> Any:
         value = getattr(model_instance, self.attname)
-        if add and self.is_empty(value):
+        if add and value in self.unset_values:  # no call: bulk_create asks every row
             value = self.generate(model_instance)
             setattr(model_instance, self.attname, value)
         return value

@@ -71,8 +71,7 @@ class SequenceTextField(_SequenceMixin, models.CharField):
         kwargs.setdefault("max_length", 40)
         super().__init__(*args, sequence=sequence, **kwargs)
 
-    def is_empty(self, value: Any) -> bool:
-        return value in (None, "")
+    unset_values = (None, "")
 
     def generate(self, instance: models.Model) -> str:
         value = Template(self.template).render(*self._draw(instance))
