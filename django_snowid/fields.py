@@ -15,7 +15,13 @@ from django.db import models
 from . import inventory
 from .core.layout import DecodedId, Layout
 from .exceptions import LayoutError
-from .fieldflags import check_shard_from, drop_generated_defaults, shard_source, value_on_add
+from .fieldflags import (
+    check_shard_from,
+    check_shard_spread,
+    drop_generated_defaults,
+    shard_source,
+    value_on_add,
+)
 from .ids import get_generator, get_layout, layout_names
 from .lookups import LOOKUPS
 from .orders.field import OrderNumberField
@@ -113,7 +119,11 @@ class _SnowflakeMixin:
                     id="django_snowid.E400",
                 )
             ]
-        return check_shard_from(cast(models.Field, self), self.shard_from)
+        this = cast(models.Field, self)
+        return [
+            *check_shard_from(this, self.shard_from),
+            *check_shard_spread(this, self.shard_from, layout.shard_bits),
+        ]
 
 
 class SnowflakeField(_SnowflakeMixin, models.BigIntegerField):

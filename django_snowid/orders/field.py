@@ -13,7 +13,13 @@ from .. import inventory
 from ..conf import conf, on_settings_changed
 from ..core.orderformat import DecodedOrderNumber, OrderNumberFormat, zone_has_dst
 from ..exceptions import LayoutError
-from ..fieldflags import check_shard_from, drop_generated_defaults, shard_source, value_on_add
+from ..fieldflags import (
+    check_shard_from,
+    check_shard_spread,
+    drop_generated_defaults,
+    shard_source,
+    value_on_add,
+)
 from .formats import build_format
 from .issuer import StreamIssuer, fields_of_stream, get_issuer
 from .retry import install_insert_retry
@@ -135,7 +141,18 @@ class OrderNumberField(models.BigIntegerField):
             *super().check(**kwargs),
             *check_shard_from(self, self.shard_from),
             *self._check_format(),
+            *self._check_shard_spread(),
         ]
+
+    def _check_shard_spread(self) -> list[checks.CheckMessage]:
+        try:
+            fmt = self.format
+        except (LayoutError, TypeError):
+            return []  # E202
+        # The low bits a number's shard needs spread: its shard bits, or for shard digits
+        # (n % 10**d, of which 2**d divides 10**d) as many bits as digits.
+        needed = fmt.shard_bits if fmt.packing == "binary" else fmt.shard_digits
+        return check_shard_spread(self, self.shard_from, needed)
 
     def _error(self, msg: str, id_: str) -> checks.Error:
         hint = f"See the README section 'System checks', {id_}."
