@@ -44,7 +44,8 @@ __all__ = ["RedisScript", "RedisUnavailable", "server_id"]
 
 class RedisUnavailable(SnowidError):
     """Redis is unreachable (refused, timed out, the connection broke twice in a row, or a
-    cluster kept redirecting or reported itself down)."""
+    cluster kept redirecting or reported itself down). The message says why; the stores
+    raise an error of theirs that names our Redis (``redisclient.describe()``) with it."""
 
 
 _local = threading.local()
@@ -230,6 +231,6 @@ class RedisScript:
                     _drop(server)
                 failures += 1
                 if failures == 2:
-                    raise RedisUnavailable(f"Redis is unreachable: {exc}") from exc
+                    raise RedisUnavailable(str(exc)) from exc
                 _refresh(client)
                 server, asking = None, False

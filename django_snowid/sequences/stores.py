@@ -221,7 +221,7 @@ class RedisSequenceStore:
             errors.RedisClusterException,
         ) as exc:
             raise SequenceUnavailable(
-                f"Redis ({describe()}) is unreachable: {exc}. Nothing was issued."
+                f"Redis ({describe()}) is unreachable: {str(exc).rstrip('.')}. Nothing was issued."
             ) from exc
 
     def _run(self, script: RedisScript, keys: list[str], args: list[Any]) -> Any:
@@ -229,7 +229,7 @@ class RedisSequenceStore:
             return script(self.client(), keys, args)
         except RedisUnavailable as exc:
             raise SequenceUnavailable(
-                f"Redis ({describe()}) is unreachable: {exc}. Nothing was issued."
+                f"Redis ({describe()}) is unreachable: {str(exc).rstrip('.')}. Nothing was issued."
             ) from exc
 
     def next_values(

@@ -12,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...conf import conf
 from ...exceptions import SnowidError
+from ...redisclient import describe
 from ...workerid.stores import get_lease_store
 from ...workerid.stores.base import WHILE_ALIVE, expires_in_s, horizon_text
 from ...workerid.stores.slot import read_record
@@ -89,9 +90,7 @@ class Command(BaseCommand):
         try:
             leases = get_lease_store(source).leases()
         except errors as exc:
-            where = (
-                f"Redis (cache alias {conf.REDIS_ALIAS!r})" if source == "redis" else "the database"
-            )
+            where = f"Redis ({describe()})" if source == "redis" else "the database"
             raise CommandError(
                 f"The {source} lease store in {where} could not be read: "
                 f"{type(exc).__name__}: {exc}"

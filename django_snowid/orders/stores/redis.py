@@ -174,7 +174,7 @@ class RedisOrderStore:
             return script(self._client or self.client(), (key,), args)
         except RedisUnavailable as exc:
             raise OrderNumberUnavailable(
-                f"Redis (cache alias {self.alias!r}) is unreachable: {str(exc).rstrip('.')}. "
+                f"Redis ({redisclient.describe()}) is unreachable: {str(exc).rstrip('.')}. "
                 "No order number was issued."
             ) from exc
         except redis.exceptions.ResponseError as exc:
@@ -215,7 +215,7 @@ class RedisOrderStore:
             second, sequence = self.client().hmget(self.key(stream), ["sec", "seq"])
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
             raise OrderNumberUnavailable(
-                f"Redis (cache alias {self.alias!r}) is unreachable: {str(exc).rstrip('.')}."
+                f"Redis ({redisclient.describe()}) is unreachable: {str(exc).rstrip('.')}."
             ) from exc
         if second is None or sequence is None:
             return None

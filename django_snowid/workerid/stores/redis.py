@@ -161,7 +161,7 @@ class RedisLeaseStore:
             redis.exceptions.TimeoutError,
         ) as exc:
             raise WorkerIdUnavailable(
-                f"Redis (cache alias {self.alias!r}) is unreachable for worker-id leases: {exc}"
+                f"Redis ({redisclient.describe()}) is unreachable for worker-id leases: {exc}"
             ) from exc
         except redis.exceptions.ResponseError as exc:
             raise WorkerIdUnavailable(
