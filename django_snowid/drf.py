@@ -85,7 +85,7 @@ class _DigitsField(serializers.Field):
     """What ids and order numbers share: written as a string, read from a string of ASCII
     digits or from an integer; an integer above 2**53 - 1 is refused unless
     ``allow_unsafe_numbers`` (a JSON number that large has already lost precision in any
-    JavaScript client). Subclasses say which values are valid (:meth:`check`)."""
+    JavaScript client). Subclasses say which values are valid (:meth:`to_int`)."""
 
     def __init__(self, *, allow_unsafe_numbers: bool = False, **kwargs: Any) -> None:
         # ModelSerializer passes the BIGINT bounds of the model field; the valid range is
@@ -101,7 +101,7 @@ class _DigitsField(serializers.Field):
         super().__init__(validators=validators, **kwargs)
         self.allow_unsafe_numbers = allow_unsafe_numbers
 
-    def check(self, value: int | str) -> int:
+    def to_int(self, value: int | str) -> int:
         """``value`` as a valid int, or :class:`InvalidId` saying why not."""
         raise NotImplementedError
 
@@ -118,9 +118,8 @@ class _DigitsField(serializers.Field):
                 self.fail("invalid", value=_shown(data))
             if len(text.lstrip("0")) > 19:  # before int(): huge strings cost, then raise
                 self.fail("too_long", value=_shown(data))
-            data = text
         try:
-            return self.check(data)
+            return self.to_int(data)  # the one digit parser: no spaces around, at most 19
         except InvalidId as exc:
             raise serializers.ValidationError(str(exc), code="out_of_range") from None
 
@@ -157,7 +156,7 @@ class SnowflakeIdField(_DigitsField):
     def layout(self) -> Layout:
         return get_layout(self.layout_name)
 
-    def check(self, value: int | str) -> int:
+    def to_int(self, value: int | str) -> int:
         return self.layout.check_id(value)
 
 
@@ -205,7 +204,7 @@ class OrderNumberSerializerField(_DigitsField):
             return self.model_field.format
         return build_format()
 
-    def check(self, value: int | str) -> int:
+    def to_int(self, value: int | str) -> int:
         return self.format.decode(value).value
 
 

@@ -111,6 +111,12 @@ def test_bad_order_numbers_get_a_400_that_names_the_problem(client, purchase, va
     assert Parcel.objects.count() == 0
 
 
+def test_spaces_around_an_order_number_are_refused_as_everywhere(client, purchase):
+    response = post(client, "/api/parcels/", {"purchase": f" {purchase.number}"})
+    assert response.status_code == 400
+    assert "only the digits 0-9" in response.json()["purchase"][0]
+
+
 def test_the_exact_number_sent_as_a_json_number_is_refused_not_rounded(client, purchase):
     response = post(client, "/api/parcels/", {"purchase": purchase.number})
     assert response.status_code == 400 and "2**53" in response.json()["purchase"][0]
