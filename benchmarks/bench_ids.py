@@ -20,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.timing import interleaved_rates
 from django_snowid.core.generator import SnowflakeGenerator
 from django_snowid.core.layout import PRESETS, Layout, NodePart
 
@@ -124,17 +125,15 @@ def median(measure: Callable[[], float], repeat: int) -> float:
 
 
 def spread_against_flat(
-    layout: Layout, rate: Callable[[SnowflakeGenerator], float], repeat: int
+    layout: Layout, call: Callable[[SnowflakeGenerator], Callable[[int], object]], n: int
 ) -> tuple[float, float]:
-    """Median rates of a generator with the layout's spread and of one with spread_bits 0
-    (each tick's sequence from 0, as before spread low bits), in alternating runs."""
+    """Calls a second of a generator with the layout's spread and of one with spread_bits 0
+    (each tick's sequence from 0, as before spread low bits), ``n`` calls each, in
+    interleaved chunks (``benchmarks.timing.interleaved_rates``: they share the drift)."""
     spread = SnowflakeGenerator(layout, 2)
     flat = SnowflakeGenerator(replace(layout, spread_bits=0), 3)
-    rates: dict[SnowflakeGenerator, list[float]] = {spread: [], flat: []}
-    for turn in range(repeat):
-        for generator in (spread, flat) if turn % 2 == 0 else (flat, spread):
-            rates[generator].append(rate(generator))
-    return statistics.median(rates[spread]), statistics.median(rates[flat])
+    rates = interleaved_rates([call(spread), call(flat)], n, chunk=max(n // 50, 1))
+    return rates[0], rates[1]
 
 
 class StepClock:
@@ -228,25 +227,25 @@ def main() -> int:
     wide20 = Layout(41, (NodePart("worker", 2),), 20)
     spread_rows = [
         (
-            "next_id(), classic",
-            *spread_against_flat(CLASSIC, lambda g: rate_single(g.next_id, s), r),
-        ),
-        (
-            "next_ids(1000), classic, per id",
-            *spread_against_flat(CLASSIC, lambda g: rate_bulk(g.next_ids, s), r),
-        ),
-        (
-            "next_id(), 20-bit sequence",
-            *spread_against_flat(wide20, lambda g: rate_single(g.next_id, s), r),
-        ),
-        (
-            "next_id(), js53 (128 a ms)",
-            *spread_against_flat(js53, lambda g: rate_single(g.next_id, s), r),
-        ),
-        (
-            "next_ids(1000), js53, per id",
-            *spread_against_flat(js53, lambda g: rate_bulk(g.next_ids, s), r),
-        ),
+            label,
+            *(
+                rate * per_call
+                for rate in spread_against_flat(layout, call, max(int(calls * s), 1))
+            ),
+        )
+        for label, layout, call, calls, per_call in (
+            ("next_id(), classic", CLASSIC, lambda g: lambda i: g.next_id(), 2_000_000, 1),
+            (
+                "next_ids(1000), classic, per id",
+                CLASSIC,
+                lambda g: lambda i: g.next_ids(1000),
+                2_000,
+                1000,
+            ),
+            ("next_id(), 20-bit sequence", wide20, lambda g: lambda i: g.next_id(), 2_000_000, 1),
+            ("next_id(), js53 (128 a ms)", js53, lambda g: lambda i: g.next_id(), 120_000, 1),
+            ("next_ids(1000), js53, per id", js53, lambda g: lambda i: g.next_ids(1000), 120, 1000),
+        )
     ]
     first_ticks = {name: first_tick_ids(PRESETS[name]) for name in ("classic", "js53")}
 
@@ -259,7 +258,7 @@ def main() -> int:
     print(f"{'12-bit sequence limit, one worker':<44} {TWELVE_BIT_LIMIT:>12,}")
     print(f"largest age of an id at hand-out: {age:.3f} ms")
     print()
-    print("Spread low bits (spread_bits 4) against spread_bits 0, alternating runs:")
+    print("Spread low bits (spread_bits 4) against spread_bits 0, interleaved chunks:")
     print(f"{'what':<36} {'spread, ids/s':>14} {'spread 0, ids/s':>16} {'ratio':>7}")
     print("-" * 76)
     for label, spread, flat in spread_rows:
