@@ -68,10 +68,15 @@ def test_without_a_factory_the_django_redis_alias_is_used(settings):
 def closed_port_client() -> object:
     """A client of a port nothing listens on."""
     import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
 
     from tests.support import free_port
 
-    return redis.Redis(host="127.0.0.1", port=free_port(), socket_connect_timeout=1)
+    # No retries: redis-py's default backs off for seconds before it gives up.
+    return redis.Redis(
+        host="127.0.0.1", port=free_port(), socket_connect_timeout=1, retry=Retry(NoBackoff(), 0)
+    )
 
 
 FACTORY = "tests.test_redis_client.closed_port_client"
