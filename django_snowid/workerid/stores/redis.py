@@ -88,7 +88,9 @@ return {-1, live}
 # less than grace_ms after the store lost its records or changed server (a replica that
 # lagged behind our renewals): nobody else can hold the id then, so the holder re-asserts
 # it with its own horizon. Returns 0, writing nothing, when another holder has the id or
-# this lease expired: a lost lease must not raise the id's horizon.
+# this lease expired: a lost lease must not raise the id's horizon. A renewal never lowers
+# the horizon; a release records horizon_ms as it is (the end of the last tick its holder
+# really used, below the horizon it recorded ahead).
 RENEW: Final = RedisScript(
     SERVER
     + """
@@ -106,7 +108,7 @@ elseif not since then
   redis.call('HSET', KEYS[1], 'since', now)
 end
 local old = tonumber(redis.call('HGET', KEYS[1], 'until:' .. id) or '-1') or -1
-if bound > old then redis.call('HSET', KEYS[1], 'until:' .. id, bound) end
+if bound > old or ttl == 0 then redis.call('HSET', KEYS[1], 'until:' .. id, bound) end
 if ttl == 0 then
   redis.call('HDEL', KEYS[1], id)
 else
@@ -126,7 +128,13 @@ def _grace_ms(ttl_ms: int) -> int:
 
 
 class RedisLeaseStore:
+    """Leases in a Redis hash per pool. A dead holder's id stays taken until its record
+    expires (Redis's clock); Redis can lose the records (a flush, a restart without
+    persistence, a failover to a replica that lagged)."""
+
     name = "redis"
+    frees_at_once = False
+    can_forget = True
 
     #: Every pool's key starts so, whatever the settings (see the scripts above).
     KEY_PREFIX = "snowid:workers:"
@@ -194,6 +202,9 @@ class RedisLeaseStore:
 
     def release(self, pool: str, worker: int, token: str, horizon_ms: int) -> None:
         self.renew(pool, worker, token, 0, horizon_ms)
+
+    def forget_after_fork(self) -> None:
+        pass  # the client is redisclient's, which a child opens anew
 
     def leases(self, pool: str | None = None) -> list[LeaseInfo]:
         client = self._client()
