@@ -1,6 +1,7 @@
 """One order-number stream whose store changes between processes: another Redis server, a
-key-prefix change, the database backend and back. Processes save orders in phases, one
-right after the other; no (second, sequence) position of the stream may be issued twice.
+key-prefix change, the database backend and back; and a saving process killed with
+SIGKILL. Processes save orders in phases, one right after the other; no (second,
+sequence) position of the stream may be issued twice.
 
 Each process saves with a shard of its own, so a position issued twice makes two
 different numbers and both rows are saved: the test sees the repeat itself, not the
@@ -11,6 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import multiprocessing
+import os
+import signal
 import time
 from typing import Any
 
@@ -116,4 +120,30 @@ def test_backend_switches_database_redis_database_redis(throwaway_redis):
     # a second that its store's old state is behind.
     for stores in [(database, database), (redis, redis), (database, database), (redis, redis)]:
         phases.run(*stores, seconds=1.2)
+    phases.check()
+
+
+def _save_until_killed(overrides: dict[str, Any], ready: Any) -> None:
+    with override_settings(**overrides):
+        while True:  # until SIGKILL
+            ShopOrder.objects.create(user_id=15)
+            ready.set()
+
+
+@pytest.mark.parametrize("backend", ["redis", "database"])
+def test_a_process_killed_while_saving(throwaway_redis, backend):
+    store = {"SNOWID_ORDER_BACKEND": backend, "CACHES": throwaway_redis.caches()}
+    connections.close_all()
+    context = multiprocessing.get_context("fork")
+    ready = context.Event()
+    child = context.Process(target=_save_until_killed, args=(store, ready))
+    child.start()
+    assert ready.wait(20)
+    time.sleep(0.3)
+    os.kill(child.pid, signal.SIGKILL)
+    child.join()
+    phases = Phases()
+    phases.run(store, store)
+    # Every row, the killed process's included: no position twice.
+    phases.numbers = list(ShopOrder.objects.values_list("number", flat=True))
     phases.check()

@@ -1,11 +1,16 @@
 """One sequence, one database mark, and the store in front of it changing: another Redis
-server, another key prefix, the database backend and back. Processes draw in phases (the
-last one with both stores at once); no value may be issued twice."""
+server, another key prefix, the database backend and back; and a drawing process killed
+with SIGKILL. Processes draw in phases (the last one with both stores at once); no value
+may be issued twice."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import multiprocessing
+import os
+import signal
+import time
 from typing import Any
 
 import pytest
@@ -108,3 +113,29 @@ def test_a_backend_switch_redis_database_redis(steps, throwaway_redis):
     drawn = _phase(redis, redis) + _phase(database, database) + _phase(redis, redis)
     drawn += _phase(redis, database)
     _check(drawn)
+
+
+def _draw_until_killed(overrides: dict[str, Any], path: str, ready: Any) -> None:
+    with override_settings(**overrides), open(path, "a") as file:
+        while True:  # until SIGKILL; each value reaches the file before the next is drawn
+            file.write(f"{next_value('customer')}\n")
+            file.flush()
+            ready.set()
+
+
+@pytest.mark.parametrize("backend", ["redis", "database"])
+def test_a_process_killed_while_drawing(steps, throwaway_redis, tmp_path, backend):
+    store = {"SNOWID_SEQUENCE_BACKEND": backend, "CACHES": throwaway_redis.caches()}
+    connections.close_all()
+    close_mark_connections()
+    context = multiprocessing.get_context("fork")
+    ready, path = context.Event(), str(tmp_path / "drawn")
+    child = context.Process(target=_draw_until_killed, args=(store, path, ready))
+    child.start()
+    assert ready.wait(20)
+    time.sleep(0.3)
+    os.kill(child.pid, signal.SIGKILL)
+    child.join()
+    with open(path) as file:
+        drawn = [int(line) for line in file if line.strip()]
+    _check(drawn + _phase(store, store))
