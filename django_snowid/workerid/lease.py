@@ -106,6 +106,7 @@ class LeaseHolder:
         self._released = False
         self._taken_by_another = ""
         self._recorded = -1  # the tick whose end the store records as this id's horizon
+        self._asked = -1  # the horizon asked for when the lease was taken
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -122,7 +123,7 @@ class LeaseHolder:
                 time.sleep(settling.wait_ms / 1000)
         self.worker = self.node = acquired.worker  # a node value
         self.resume_tick = self._tick_of_ms(acquired.horizon_ms)
-        self._recorded = self.resume_tick
+        self._recorded = max(self.resume_tick, self._asked)  # what the store records now
         self._valid_until = started + self.ttl_ms / 1000 - self.margin_s
         _held.append(self)
         try:
@@ -133,6 +134,9 @@ class LeaseHolder:
         return self
 
     def _acquire_in(self, size: int) -> Acquired:
+        # The horizon this holder records as it takes the id: before its first id, in
+        # the same write (its fence counts from before the request).
+        self._asked = self._ahead()
         try:
             request = LeaseRequest(
                 self.pool.name,
@@ -142,6 +146,7 @@ class LeaseHolder:
                 self.ttl_ms,
                 first=self.pool.first,
                 layout=self.pool.layout.name,
+                horizon_ms=self._ms(self._asked),
             )
             return self.store.acquire(request)
         except WorkerPoolExhausted:
@@ -386,9 +391,9 @@ def lease_generator(
                     "(NTP). No id was issued."
                 )
             sleep(gap_ms / 1000)
-        # Before the first id: the store's record covers what this holder may issue. (It
-        # also renews the lease after the wait, which used up part of its time-to-live.)
-        lease.record_ahead()
+            # Renewed, and recorded ahead from now: the wait used up part of the
+            # time-to-live (the lease was taken with a horizon already).
+            lease.record_ahead()
         generator = SnowflakeGenerator(
             layout,
             lease.node,

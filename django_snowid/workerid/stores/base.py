@@ -38,7 +38,11 @@ class StoreSettling(Exception):
 @dataclass(frozen=True)
 class LeaseRequest:
     """What a process asks a store for: the lowest free worker id among ``size`` ids of
-    ``pool`` from ``first``, held under ``token`` for ``ttl_ms`` (0 for lock files)."""
+    ``pool`` from ``first``, held under ``token`` for ``ttl_ms`` (0 for lock files).
+
+    ``horizon_ms`` is what the new holder records as it takes the id, in the same write:
+    a time ahead of every id it may issue before it records again. The store keeps the
+    larger of it and the previous holders' horizon, and answers with the latter."""
 
     pool: str
     size: int
@@ -47,6 +51,7 @@ class LeaseRequest:
     ttl_ms: int
     first: int = 0
     layout: str = ""  # the name of the layout its holder issues ids of
+    horizon_ms: int = -1
 
     @property
     def workers(self) -> range:

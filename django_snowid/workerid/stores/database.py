@@ -114,8 +114,9 @@ class ProcessLeaseStore:
                     continue
                 bound = row.horizon_ms if row is not None else -1
                 expires = now + request.ttl_ms
+                recorded = max(bound, request.horizon_ms)
                 rows[worker] = LeaseInfo(
-                    pool, worker, request.owner, now, expires, bound, request.layout
+                    pool, worker, request.owner, now, expires, recorded, request.layout
                 )
                 self._tokens[(pool, worker)] = request.token
                 return Acquired(worker, bound)
@@ -227,14 +228,15 @@ class DatabaseLeaseStore:
         for worker in ids:
             row = rows.get(worker)
             if row is None:
-                row = LeaseInfo(pool, worker, owner, now, now + ttl_ms, -1, layout)
+                row = LeaseInfo(pool, worker, owner, now, now + ttl_ms, request.horizon_ms, layout)
                 if self._create(row, token):
                     return Acquired(worker, -1)
                 continue  # taken meanwhile
             if row.expires_ms > now:
                 live += 1
                 continue
-            # Compare-and-set on the expiry we read: only one taker wins an expired lease.
+            # Compare-and-set on the expiry we read: only one taker wins an expired lease
+            # (and nobody writes the horizon of an expired one: the one read is current).
             if (
                 model.objects.using(db)
                 .filter(pk=row.pk, expires_ms=row.expires_ms)
@@ -243,6 +245,7 @@ class DatabaseLeaseStore:
                     token=token,
                     acquired_ms=now,
                     expires_ms=now + ttl_ms,
+                    horizon_ms=Greatest("horizon_ms", Value(request.horizon_ms)),
                     layout=layout,
                 )
             ):

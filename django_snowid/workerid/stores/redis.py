@@ -32,8 +32,10 @@ __all__ = ["RedisLeaseStore"]
 # SERVER (both scripts) notes a change of server: a failover, a restart, a slot moved.
 # Acquire. ARGV: pool size, ttl_ms, token, owner, grace_ms (ttl + fencing margin: by then
 # every holder from before the loss has re-asserted its lease or fenced itself), first
-# (the ids tried are first .. first + size - 1), layout, run_id (added by the runner).
-# Returns {id, horizon_ms or -1}; {-1, live leases} when the pool is full; {-2, id}
+# (the ids tried are first .. first + size - 1), layout, the new holder's horizon_ms
+# (recorded at once if above the previous holders'), run_id (added by the runner).
+# Returns {id, the previous holders' horizon_ms or -1}; {-1, live leases} when the pool
+# is full; {-2, id}
 # garbage; {-3, ms} when the store lost its records less than grace_ms ago: come back
 # after ms.
 SERVER = """
@@ -74,6 +76,7 @@ for id = first, first + size - 1 do
     local lease = ARGV[4] .. '|' .. ARGV[3] .. '|' .. (now + ttl) .. '|' .. now .. '|' .. ARGV[7]
     redis.call('HSET', KEYS[1], tostring(id), lease)
     local bound = tonumber(redis.call('HGET', KEYS[1], 'until:' .. id) or '-1') or -1
+    if tonumber(ARGV[8]) > bound then redis.call('HSET', KEYS[1], 'until:' .. id, ARGV[8]) end
     return {id, bound}
   end
 end
@@ -179,6 +182,7 @@ class RedisLeaseStore:
     def acquire(self, request: LeaseRequest) -> Acquired:
         r = request
         args = [r.size, r.ttl_ms, r.token, r.owner, _grace_ms(r.ttl_ms), r.first, r.layout]
+        args.append(r.horizon_ms)
         pool = r.pool
         answer = self._run(ACQUIRE, pool, args)
         worker, other = int(answer[0]), int(answer[1])

@@ -55,11 +55,12 @@ class SlotStore:
                 os.close(fd)
                 continue
             horizon_ms, _ = read_record(fd)
+            recorded = max(horizon_ms, request.horizon_ms)
             with self._lock:
                 self._files[(pool, worker)] = fd
                 self._layouts[(pool, worker)] = layout
-                self._horizons[(pool, worker)] = horizon_ms
-            os.pwrite(fd, _record(horizon_ms, layout), 0)
+                self._horizons[(pool, worker)] = recorded
+            os.pwrite(fd, _record(recorded, layout), 0)
             return Acquired(worker, horizon_ms)
         raise exhausted(pool, request.size, request.size)
 
