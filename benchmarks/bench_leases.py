@@ -8,9 +8,7 @@ Needs PostgreSQL (127.0.0.1:5432; SNOWID_BENCH_DB_NAME names its database) and
 `redis-server` on the PATH: the Redis leases run on a server of the benchmark's own.
 next_id() runs under each lease as deployed: a 30 s time-to-live, renewed every 10 s.
 The database source on an SQLite file keeps its leases in lock files, the slot store's:
-the slot row stands for it. Acquisitions run back to back, each after the previous one gave
-the id back: a holder gives it back recording the tick it was in, so each new one waits
-for that tick's end (at most 1 ms; a process that restarts takes longer than that).
+the slot row stands for it.
 
 Horizon writes: a holder records its horizon ahead in the write that takes the lease, and
 again before any tick past what the store records. A lock file frees a dead holder's id

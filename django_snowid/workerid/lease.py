@@ -213,7 +213,7 @@ class LeaseHolder:
     def _fence(self) -> None:
         self._lost = True
         if self.store.frees_at_once:
-            self.release()  # the lease never expires by itself: give it back, not leak it
+            self._release(in_guard=True)  # it never expires by itself: give it back
         if self.on_lost is not None:
             self.on_lost()
         cause = self._taken_by_another or (
@@ -330,15 +330,19 @@ class LeaseHolder:
                 return
 
     def release(self) -> None:
+        self._release(in_guard=False)
+
+    def _release(self, *, in_guard: bool) -> None:
         self._stop.set()
         if os.getpid() != self.pid or self.worker < 0 or self._released:
             return
         self._released = True  # the generator's guard refuses from now on
         last = self.resume_tick
         if self.generator is not None:
-            # The last tick used, or the one a thread is entering right now (its guard
-            # passed before the line above): never past the clock's current tick.
-            last = max(last, self.generator.last_tick, self._tick_now())
+            # The last tick used, counting one a thread is entering (its guard passed
+            # before the line above); from the guard itself, no other thread can be.
+            generator = self.generator
+            last = max(last, generator.last_tick if in_guard else generator.last_tick_entered())
         # Best effort (at exit the store may be gone): the lease expires by itself.
         with contextlib.suppress(Exception):
             self.store.release(self.pool.name, self.worker, self.token, self._ms(last))
