@@ -143,6 +143,12 @@ class SnowflakeGenerator:
                 ids.extend(islice(self._ids, count - len(ids)))
         return ids
 
+    def last_tick_entered(self) -> int:
+        """The last tick this generator entered, once no thread is entering one (a thread
+        whose ``guard`` passed has recorded its tick). Not to be called from ``guard``."""
+        with self._lock:
+            return self.last_tick
+
     # ----------------------------------------------------------------- internal
     def _next_id_locked(self) -> int:
         with self._lock:

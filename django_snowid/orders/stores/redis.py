@@ -93,12 +93,14 @@ return {1, second, sequence + 1, granted}
 # ARGV[7]: 1 for a dry run (decide and answer, write nothing), else 0
 # ARGV[8] (optional): the clock, Unix seconds; default: TIME.
 # Last ARGV: the run_id of this server (added by the script runner).
-# Returns {had_state (0/1), before_second, before_sequence, after_second, after_sequence}.
+# Returns {had_state (0/1), before_second, before_sequence, after_second, after_sequence};
+# {-1}: the state is garbage (a second that is not an integer, or no sequence), left as is.
 RECOVER: Final = RedisScript(
     """
 local state = redis.call('HMGET', KEYS[1], 'sec', 'seq', 'rid')
 local bs, bq = tonumber(state[1]), tonumber(state[2])
 local had = bs ~= nil and bq ~= nil
+if state[1] and not had then return {-1} end
 local rid = ARGV[#ARGV]
 local unverified = had and state[3] ~= rid
 local has_db, ds, dq = ARGV[1] == '1', tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -145,6 +147,13 @@ def reserve_outcome(reply: list[int]) -> Outcome | Missing | None:
     return None
 
 
+def _garbage(key: str) -> OrderNumberError:
+    return OrderNumberError(
+        f"The Redis key {key!r} does not hold an order-number state "
+        "(fields sec and seq as integers). Delete it and run manage.py snowid_recover."
+    )
+
+
 class RedisOrderStore:
     """The state of every stream in Redis, through a django-redis cache alias."""
 
@@ -185,10 +194,7 @@ class RedisOrderStore:
         outcome = reserve_outcome(self._run(RESERVE, key, args))
         if outcome is not None:
             return outcome
-        raise OrderNumberError(
-            f"The Redis key {key!r} does not hold an order-number state "
-            "(fields sec and seq as integers). Delete it and run manage.py snowid_recover."
-        )
+        raise _garbage(key)
 
     def recover(
         self, stream: str, database: Position | None, args: RecoverArgs
@@ -203,7 +209,10 @@ class RedisOrderStore:
             int(args.force),
             int(args.dry_run),
         )
-        return self._before_after(self._run(RECOVER, self.key(stream), argv))
+        reply = self._run(RECOVER, self.key(stream), argv)
+        if int(reply[0]) == -1:
+            raise _garbage(self.key(stream))
+        return self._before_after(reply)
 
     @staticmethod
     def _before_after(reply: Any) -> tuple[Position | None, Position]:
