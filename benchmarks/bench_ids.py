@@ -15,10 +15,12 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.timing import interleaved_rates
 from django_snowid.core.generator import SnowflakeGenerator
 from django_snowid.core.layout import PRESETS, Layout, NodePart
 
@@ -122,6 +124,46 @@ def median(measure: Callable[[], float], repeat: int) -> float:
     return statistics.median(measure() for _ in range(repeat))
 
 
+def spread_against_flat(
+    layout: Layout, call: Callable[[SnowflakeGenerator], Callable[[int], object]], n: int
+) -> tuple[float, float]:
+    """Calls a second of a generator with the layout's spread and of one with spread_bits 0
+    (each tick's sequence from 0, as before spread low bits), ``n`` calls each, in
+    interleaved chunks (``benchmarks.timing.interleaved_rates``: they share the drift)."""
+    spread = SnowflakeGenerator(layout, 2)
+    flat = SnowflakeGenerator(replace(layout, spread_bits=0), 3)
+    rates = interleaved_rates([call(spread), call(flat)], n, chunk=max(n // 50, 1))
+    return rates[0], rates[1]
+
+
+class StepClock:
+    """A clock that moves only when told to (or when the generator waits)."""
+
+    def __init__(self) -> None:
+        self.ns = CLASSIC.epoch_ns + 10**15
+
+    def __call__(self) -> int:
+        return self.ns
+
+    def sleep(self, seconds: float) -> None:
+        self.ns += max(int(seconds * 1e9), 1_000)
+
+
+def first_tick_ids(layout: Layout, bursts: int = 2_000) -> float:
+    """Ids the first tick of a burst holds, on average, when the burst starts after an
+    idle tick: what the random offset costs (a tick after a full one starts at 0)."""
+    clock = StepClock()
+    generator = SnowflakeGenerator(layout, 1, clock=clock, sleep=clock.sleep)
+    full, shift = layout.max_sequence + 1, layout.time_shift
+    held = 0
+    for _ in range(bursts):
+        clock.ns += 2 * layout.unit_ns  # idle
+        ids = generator.next_ids(full)  # more than the first tick holds
+        first = ids[0] >> shift
+        held += sum(1 for value in ids if value >> shift == first)
+    return held / bursts
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=1.0)
@@ -179,6 +221,34 @@ def main() -> int:
     )
     age = max_age_ms(ours, s)
 
+    # Spread low bits: each tick's sequence starts at a random offset below 2**4, drawn
+    # when the tick is entered. Against spread_bits 0 (each tick from 0), same run.
+    js53 = PRESETS["js53"]
+    wide20 = Layout(41, (NodePart("worker", 2),), 20)
+    spread_rows = [
+        (
+            label,
+            *(
+                rate * per_call
+                for rate in spread_against_flat(layout, call, max(int(calls * s), 1))
+            ),
+        )
+        for label, layout, call, calls, per_call in (
+            ("next_id(), classic", CLASSIC, lambda g: lambda i: g.next_id(), 2_000_000, 1),
+            (
+                "next_ids(1000), classic, per id",
+                CLASSIC,
+                lambda g: lambda i: g.next_ids(1000),
+                2_000,
+                1000,
+            ),
+            ("next_id(), 20-bit sequence", wide20, lambda g: lambda i: g.next_id(), 2_000_000, 1),
+            ("next_id(), js53 (128 a ms)", js53, lambda g: lambda i: g.next_id(), 120_000, 1),
+            ("next_ids(1000), js53, per id", js53, lambda g: lambda i: g.next_ids(1000), 120, 1000),
+        )
+    ]
+    first_ticks = {name: first_tick_ids(PRESETS[name]) for name in ("classic", "js53")}
+
     print()
     print(f"{'what':<44} {'ids/s':>12} {'x classic':>10}")
     print("-" * 68)
@@ -187,6 +257,18 @@ def main() -> int:
         print(f"{label:<44} {value:>12,.0f} {value / ref:>9.2f}x")
     print(f"{'12-bit sequence limit, one worker':<44} {TWELVE_BIT_LIMIT:>12,}")
     print(f"largest age of an id at hand-out: {age:.3f} ms")
+    print()
+    print("Spread low bits (spread_bits 4) against spread_bits 0, interleaved chunks:")
+    print(f"{'what':<36} {'spread, ids/s':>14} {'spread 0, ids/s':>16} {'ratio':>7}")
+    print("-" * 76)
+    for label, spread, flat in spread_rows:
+        print(f"{label:<36} {spread:>14,.0f} {flat:>16,.0f} {spread / flat:>6.3f}x")
+    for name, held in first_ticks.items():
+        full = PRESETS[name].max_sequence + 1
+        print(
+            f"first tick of a burst after an idle tick, {name}: {held:,.1f} of {full:,} ids "
+            f"({(full - held) / full:.2%} fewer; the ticks after a full one hold all {full:,})"
+        )
     print()
     targets = [
         ("next_id() 1 thread >= 3,000,000/s", single >= 3_000_000, f"{single:,.0f}/s"),

@@ -88,7 +88,7 @@ def _lease_renew(client, run_id, worker):
     token = f"t{worker}"
     # ARGV as the store sends them (the scripts' comments), the server's run_id last. Grace
     # 0: a new pool is usable at once.
-    args = [1024, 30_000, token, "bench", 0, 0, "classic", run_id]
+    args = [1024, 30_000, token, "bench", 0, 0, "classic", 0, run_id]
     lease_id, _ = client.eval(ACQUIRE.source, 1, key, *args)
     sha = client.script_load(RENEW.source)
     return sha, lambda i: ([key], [lease_id, token, 30_000, i, "bench", "classic", 0, run_id])
@@ -101,7 +101,7 @@ def _lease_acquire(client, run_id, worker):
     # scans the whole pool and refuses (the most a single acquire costs).
     sha = client.script_load(ACQUIRE.source)
     key = f"{{bench:pool:{worker}}}"
-    return sha, lambda i: ([key], [1024, 30_000, f"t{i}", "bench", 0, 0, "classic", run_id])
+    return sha, lambda i: ([key], [1024, 30_000, f"t{i}", "bench", 0, 0, "classic", i, run_id])
 
 
 CASES = {

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from django.db import models
 from django.utils import timezone as dj_timezone
 
 from . import inventory
@@ -22,6 +23,7 @@ from .inventory import field_label, get_field
 
 __all__ = [
     "DecodedRow",
+    "Holder",
     "Segment",
     "decode_tokens",
     "parse_token",
@@ -42,6 +44,18 @@ class Segment:
     index: int  # the part's colour
     high: int = -1  # the number of its first (most significant) bit, -1 for digits
     low: int = -1
+
+
+@dataclass(frozen=True)
+class Holder:
+    """A row that holds a decoded value: a field of ours and the row's primary key."""
+
+    field: Any
+    pk: Any
+
+    @property
+    def label(self) -> str:
+        return field_label(self.field)
 
 
 @dataclass
@@ -89,13 +103,16 @@ class DecodedRow:
             "sequence": "" if decoded is None else str(decoded.sequence),
             "shard": str(decoded.shard) if isinstance(decoded, DecodedOrderNumber) else "",
             "link": self.link,
+            "other_readings": "; ".join(self.alternatives),
         }
 
     age: timedelta | None = None
     bits: list[Segment] = field(default_factory=list)
     digits: list[Segment] = field(default_factory=list)
-    fields: list[Any] = field(default_factory=list)  # fields this reading may be stored in
-    link: str = ""
+    holders: list[Holder] = field(default_factory=list)  # rows that hold it, in this reading
+    links: list[tuple[str, str]] = field(default_factory=list)  # (what, URL) of those rows
+    link: str = ""  # the first of them
+    alternatives: list[str] = field(default_factory=list)  # other readings, when detected
 
 
 def reading_choices() -> list[tuple[str, str]]:
@@ -184,7 +201,7 @@ def order_digits(decoded: DecodedOrderNumber) -> list[Segment]:
     ]
 
 
-def _fill_snowflake(row: DecodedRow, decoded: DecodedId, fields: list[Any]) -> None:
+def _fill_snowflake(row: DecodedRow, decoded: DecodedId) -> None:
     row.kind = "snowflake"
     row.parts = [
         ("time (ticks)", decoded.tick),
@@ -195,10 +212,9 @@ def _fill_snowflake(row: DecodedRow, decoded: DecodedId, fields: list[Any]) -> N
     row.time_utc = decoded.time
     row.decoded = decoded
     row.bits = snowflake_bits(decoded)
-    row.fields = fields
 
 
-def _fill_order(row: DecodedRow, decoded: DecodedOrderNumber, fields: list[Any]) -> None:
+def _fill_order(row: DecodedRow, decoded: DecodedOrderNumber) -> None:
     row.kind = "order"
     row.parts = [
         ("stem", f"{decoded.stem:012d}"),
@@ -209,22 +225,46 @@ def _fill_order(row: DecodedRow, decoded: DecodedOrderNumber, fields: list[Any])
     row.decoded = decoded
     row.bits = order_bits(decoded)
     row.digits = order_digits(decoded)
-    row.fields = fields
 
 
 def _plausible(moment: datetime, now: datetime, earliest: datetime) -> bool:
     return earliest <= moment <= now + PLAUSIBLE_FUTURE
 
 
-def _order_formats(fields: list[Any]) -> dict[OrderNumberFormat, list[Any]]:
+@dataclass(frozen=True)
+class _Reading:
+    """One way to read a value: a layout or an order-number format, with the fields of
+    ours that store values of it and the earliest time a value of it can plausibly have."""
+
+    label: str
+    kind: str  # "snowflake" or "order"
+    decode: Callable[[int], Any]
+    fields: tuple[Any, ...]
+    earliest: datetime
+
+    def fill(self, row: DecodedRow, decoded: Any) -> None:
+        if self.kind == "order":
+            _fill_order(row, decoded)
+        else:
+            _fill_snowflake(row, decoded)
+
+
+_Y2000 = datetime(2000, 1, 1, tzinfo=timezone.utc)
+
+
+def _order_readings(fields: list[Any]) -> list[_Reading]:
+    """A reading per order-number format, with the fields that use it."""
     formats: dict[OrderNumberFormat, list[Any]] = {}
     for each in fields:
         if inventory.kind_of(each) == "order":
             try:
                 formats.setdefault(each.format, []).append(each)
             except LayoutError:
-                continue
-    return formats
+                continue  # E202 says why
+    return [
+        _Reading(", ".join(map(field_label, of)), "order", fmt.decode, tuple(of), _Y2000)
+        for fmt, of in formats.items()
+    ]
 
 
 def _snowflake_fields(fields: list[Any], layout_name: str) -> list[Any]:
@@ -235,52 +275,86 @@ def _snowflake_fields(fields: list[Any], layout_name: str) -> list[Any]:
     ]
 
 
+def _layout_reading(layout: Layout, names: list[str], fields: list[Any]) -> _Reading:
+    label = ", ".join(f"“{name}”" for name in names)
+    label = f"Snowflake layout{'s' if len(names) > 1 else ''} {label}"
+    return _Reading(label, "snowflake", layout.decode, tuple(fields), layout.epoch)
+
+
+def _layout_readings(fields: list[Any]) -> list[_Reading]:
+    """A reading per configured layout, the default first; layouts that split bits alike
+    are one reading (named after all of them)."""
+    names: dict[Layout, list[str]] = {}
+    for name in layout_names():
+        try:
+            names.setdefault(get_layout(name), []).append(name)
+        except LayoutError:
+            continue  # E003 says why
+    return [
+        _layout_reading(layout, of, [f for n in of for f in _snowflake_fields(fields, n)])
+        for layout, of in names.items()
+    ]
+
+
 class _Reader:
     """A reading resolved once for all the tokens of a request: the chosen field or
-    layout, or for auto-detection the default layout and every order-number format."""
+    layout, or for detection every layout and every order-number format of the project."""
 
     def __init__(self, reading: str) -> None:
         self.error = ""
-        self.chosen: tuple[str, Callable[[int], Any], Callable[..., None], list[Any]] | None = None
+        self.chosen = bool(reading)
+        self.readings: list[_Reading] = []
         ours = inventory.fields(inventory.DECODABLE)
         try:
             if reading.startswith("field:"):
                 field: Any = get_field(reading[6:])  # a field of ours: it has decode()
-                fill = _fill_order if inventory.kind_of(field) == "order" else _fill_snowflake
-                self.chosen = (field_label(field), field.decode, fill, [field])
+                kind = "order" if inventory.kind_of(field) == "order" else "snowflake"
+                self.readings = [_Reading(field_label(field), kind, field.decode, (field,), _Y2000)]
             elif reading.startswith("layout:"):
-                layout = get_layout(reading[7:])
-                self.chosen = (
-                    f"Snowflake layout “{layout.name}”",
-                    layout.decode,
-                    _fill_snowflake,
-                    _snowflake_fields(ours, reading[7:]),
-                )
+                name = reading[7:]
+                layout = get_layout(name)
+                self.readings = [
+                    _layout_reading(layout, [layout.name], _snowflake_fields(ours, name))
+                ]
             elif reading:
                 raise SnowidError(f"Unknown reading {reading!r}.")
             else:
-                self.layout = get_layout()
-                self.order_formats = _order_formats(ours)
-                self.default_fields = _snowflake_fields(ours, "default")
+                self.readings = [*_layout_readings(ours), *_order_readings(ours)]
         except SnowidError as exc:  # reported on every row, after the row's own value
             self.error = str(exc)
 
-    def fill(self, row: DecodedRow, now: datetime) -> None:
+    @property
+    def fields(self) -> list[Any]:
+        """Every field that may hold a value of one of the readings."""
+        return list(dict.fromkeys(f for reading in self.readings for f in reading.fields))
+
+    def fill(self, row: DecodedRow, now: datetime, holders: list[Holder]) -> None:
         if self.error:
             raise SnowidError(self.error)
-        if self.chosen is None:
-            _detect(row, now, self)
+        if not self.chosen:
+            _detect(row, now, self.readings, holders)
             return
-        label, decode, fill, fields = self.chosen
-        row.reading = label
+        (reading,) = self.readings
+        reading.fill(row, reading.decode(row.value))
+        row.reading = reading.label
         row.why = "chosen"
-        fill(row, decode(row.value), fields)
+        row.holders = [h for h in holders if h.field in reading.fields]
 
 
 def decode_tokens(
-    tokens: list[str], reading: str = "", *, now: datetime | None = None
+    tokens: list[str],
+    reading: str = "",
+    *,
+    now: datetime | None = None,
+    visible: Callable[[type[models.Model]], bool] | None = None,
 ) -> list[DecodedRow]:
-    """Decode pasted tokens. ``reading``: "" (auto), ``field:<label>`` or ``layout:<name>``."""
+    """Decode pasted tokens. ``reading``: "" (detect), ``field:<label>`` or
+    ``layout:<name>``.
+
+    Each row's ``holders`` are the rows of our fields (of its reading) that hold its value:
+    one query per field, whatever the number of tokens. ``visible`` limits them to the
+    models it accepts (the admin: those the user may view); detection ranks by them too.
+    """
     now = now or datetime.now(timezone.utc)
     reader = _Reader(reading)
     rows = []
@@ -289,7 +363,15 @@ def decode_tokens(
         rows.append(row)
         try:
             row.value = parse_token(raw)
-            reader.fill(row, now)
+        except SnowidError as exc:  # InvalidId: a per-row error
+            row.error = str(exc)
+    fields = [f for f in reader.fields if visible is None or visible(f.model)]
+    held = inventory.rows_holding(fields, {row.value for row in rows if not row.error})
+    for row in rows:
+        if row.error:
+            continue
+        try:
+            reader.fill(row, now, [Holder(f, pk) for f, pk in held.get(row.value, [])])
         except SnowidError as exc:  # InvalidId, LayoutError and the like: a per-row error
             row.error = str(exc)
             continue
@@ -301,53 +383,51 @@ def decode_tokens(
     return rows
 
 
-def _detect(row: DecodedRow, now: datetime, reader: _Reader) -> None:
-    layout: Layout = reader.layout
+def _when(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _detect(
+    row: DecodedRow, now: datetime, readings: list[_Reading], holders: list[Holder]
+) -> None:
+    """Read ``row`` the way that fits best: a reading whose field holds the value (in a row
+    that exists) first, then one whose time is plausible, then the time closest to now."""
+    candidates = []
     notes: list[str] = []
-    candidates: list[tuple[timedelta, str, Any, Any, list[Any]]] = []
-    for fmt, fields in reader.order_formats.items():
-        label = ", ".join(field_label(f) for f in fields)
+    for index, reading in enumerate(readings):
         try:
-            decoded = fmt.decode(row.value)
+            decoded = reading.decode(row.value)
         except InvalidId:
-            continue  # not a date-time stem of this format: nothing worth saying
-        if _plausible(decoded.time, now, datetime(2000, 1, 1, tzinfo=timezone.utc)):
-            candidates.append((abs(now - decoded.time), "order", label, decoded, fields))
+            continue  # out of its range, or no date-time stem: nothing worth saying
+        held = [h for h in holders if h.field in reading.fields]
+        plausible = _plausible(decoded.time, now, reading.earliest)
+        if held or plausible:
+            rank = (not held, not plausible, abs(now - decoded.time), index)
+            candidates.append((rank, reading, decoded, held))
         else:
-            notes.append(f"as an order number of {label} its date would be {decoded.time:%Y-%m-%d}")
-    try:
-        snow = layout.decode(row.value)
-        if _plausible(snow.time, now, layout.epoch):
-            candidates.append(
-                (
-                    abs(now - snow.time),
-                    "snowflake",
-                    "layout “default”",
-                    snow,
-                    reader.default_fields,
-                )
-            )
-        else:
-            notes.append(
-                f"as a Snowflake id of the default layout its time would be {snow.time:%Y-%m-%d}"
-            )
-    except InvalidId as exc:
-        notes.append(str(exc))
+            notes.append(f"as {_what(reading)} its time would be {decoded.time:%Y-%m-%d}")
     if not candidates:
         raise InvalidId(
-            f"{row.value} is neither a Snowflake id of the default layout nor an "
-            f"order number with a plausible date ({'; '.join(notes)})."
+            f"{row.value} is neither a Snowflake id of a configured layout nor an order "
+            f"number with a plausible date, and no row of ours holds it "
+            f"({'; '.join(notes) or 'no reading decodes it'})."
         )
     candidates.sort(key=lambda c: c[0])
-    _, kind, label, decoded, fields = candidates[0]
-    when = decoded.time.strftime("%Y-%m-%d %H:%M:%S UTC")
-    others = [f"{c[1]} ({c[2]}) would date from {c[3].time:%Y-%m-%d}" for c in candidates[1:]]
-    what = "an order number" if kind == "order" else "a Snowflake id"
-    row.why = f"detected: its time as {what}, {when}, is plausible"
-    if others or notes:
-        row.why += "; " + "; ".join(others + notes)
-    row.reading = label if kind == "order" else f"Snowflake {label}"
-    if kind == "order":
-        _fill_order(row, decoded, fields)
+    _, reading, decoded, held = candidates[0]
+    reading.fill(row, decoded)
+    row.holders = held
+    labels = sorted({h.label for h in held})
+    # An order-number format is shared by fields: name the one(s) whose row holds it.
+    row.reading = ", ".join(labels) if held and reading.kind == "order" else reading.label
+    if held:
+        row.why = f"detected: a row of {', '.join(labels)} holds it ({_when(decoded.time)})"
     else:
-        _fill_snowflake(row, decoded, fields)
+        row.why = f"detected: its time as {_what(reading)}, {_when(decoded.time)}, is plausible"
+    row.alternatives = [
+        f"{other.label}: {_when(value.time)}" + (" (a row holds it)" if other_held else "")
+        for _, other, value, other_held in candidates[1:]
+    ]
+
+
+def _what(reading: _Reading) -> str:
+    return "an order number" if reading.kind == "order" else "a Snowflake id"

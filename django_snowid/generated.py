@@ -11,7 +11,8 @@ the rest the same way for every family:
   (``generated_defaults``: ``unique=True, editable=False`` unless a family says
   otherwise), adds the family's own options, and names the public import path;
 - ``shard_from``: the attribute (e.g. ``"user_id"``) whose value a family puts in the
-  low bits of what it makes, read and refused here, checked (E201) here;
+  low bits of what it makes, read and refused here, checked here (E201; W201 where the
+  source's low bits are known not to be evenly spread, see :meth:`GeneratedField.values_end`);
 - ``contribute_to_class()`` registers the field in :mod:`django_snowid.inventory`.
 """
 
@@ -21,12 +22,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.core import checks
+from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 from django.db.models.fields import NOT_PROVIDED
 
 from . import inventory
 from .checks import HINT
-from .exceptions import InvalidShardValue
+from .exceptions import InvalidShardValue, LayoutError
 
 __all__ = ["GeneratedField"]
 
@@ -158,3 +160,72 @@ class GeneratedField(_Base):
                 "django_snowid.E201",
             )
         ]
+
+    def values_end(self) -> tuple[int, int, str] | None:
+        """How this family's values end, for W201: the width of their shard part, the
+        evenly spread bits just above it, and what to call them; ``None`` when unknown."""
+        return None
+
+    def spread_of_values(self, seen: set[int]) -> tuple[int, str] | None:
+        """How many low bits of this field's values are evenly spread, and why; ``None``
+        when that is not known."""
+        label = inventory.field_label(self)
+        try:
+            end = self.values_end()
+        except (LayoutError, TypeError):
+            return None  # E003, E101 or E202 say what is wrong with it
+        if end is None:
+            return None
+        width, above, named = end
+        if not width:
+            return above, f"{label} ({named})"
+        if self.shard_from is None:
+            return 0, f"{label}, whose shard part is always 0 (it has no shard_from)"
+        try:
+            source = _spread_of(self.model._meta.get_field(self.shard_from), seen)
+        except FieldDoesNotExist:  # an attribute, not a field: nothing known
+            return None
+        if source is None:
+            return None
+        if source[0] < width:
+            return source[0], f"{label}, which ends with the low bits of {source[1]}"
+        return width + above, label
+
+    def check_shard_spread(self, needed: int) -> list[checks.CheckMessage]:
+        """W201: ``shard_from`` names values whose low bits we know to be uneven (ids of a
+        layout that does not spread them): most rows would share a few shards."""
+        if self.shard_from is None or not needed:
+            return []
+        try:
+            source = self.model._meta.get_field(self.shard_from)
+        except FieldDoesNotExist:  # an attribute (E201 covers a name that is nothing)
+            return []
+        spread = _spread_of(source, {id(self)})
+        if spread is None or spread[0] >= needed:
+            return []
+        bits, where = spread
+        return [
+            checks.Warning(
+                f"shard_from={self.shard_from!r} takes the shard from {where}: only the low "
+                f"{bits} bits of its values are evenly spread, and the {needed} this field's "
+                "shard needs would put most rows on a few shards.",
+                hint=f"Give the source's layout spread_bits >= {needed} (the default is 4). "
+                + HINT.format(id="django_snowid.W201"),
+                obj=self,
+                id="django_snowid.W201",
+            )
+        ]
+
+
+def _spread_of(field: Any, seen: set[int]) -> tuple[int, str] | None:
+    """How many low bits of ``field``'s values are evenly spread, and why, when we know it
+    (our fields, and foreign keys to them); ``None`` for any other column."""
+    if id(field) in seen:
+        return None
+    seen.add(id(field))
+    target = getattr(field, "target_field", None)
+    if getattr(field, "remote_field", None) is not None and target is not None:
+        return _spread_of(target, seen)  # a foreign key holds its target's values
+    if not isinstance(field, GeneratedField):
+        return None
+    return field.spread_of_values(seen)

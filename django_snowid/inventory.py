@@ -28,6 +28,7 @@ __all__ = [
     "kind_of",
     "order_fields",
     "register",
+    "rows_holding",
 ]
 
 #: What a field makes: Snowflake ids, order numbers, or values of a named sequence.
@@ -131,3 +132,19 @@ def column_max(field: models.Field, *, using: str | None = None) -> int | None:
     if using:
         manager = manager.db_manager(using)
     return manager.aggregate(largest=Max(field.attname))["largest"]
+
+
+def rows_holding(
+    fields: list[models.Field], values: set[int]
+) -> dict[int, list[tuple[models.Field, object]]]:
+    """For each of ``values``, the fields whose column holds it and the pk of each such
+    row: one query per field (an ``IN`` on these indexed columns), on its model's
+    database for reading."""
+    found: dict[int, list[tuple[models.Field, object]]] = {}
+    if not values:
+        return found
+    for field in fields:
+        rows = field.model._base_manager.filter(**{f"{field.attname}__in": values}).order_by("pk")
+        for value, pk in rows.values_list(field.attname, "pk"):
+            found.setdefault(value, []).append((field, pk))
+    return found

@@ -27,13 +27,13 @@ def test_ids_strictly_increase_and_carry_the_worker(clock):
 
 
 def test_time_part_is_the_current_tick(clock):
-    gen = make(clock)
+    gen = make(clock, random_bits=lambda bits: 6)
     first = CLASSIC.decode(gen.next_id())
     assert first.tick == (clock.ns - CLASSIC.epoch_ns) // MS
     clock.advance_ms(7.5)
     later = CLASSIC.decode(gen.next_id())
     assert later.tick == first.tick + 7
-    assert later.sequence == 0  # a new tick restarts the sequence
+    assert later.sequence == 6  # a new tick restarts the sequence, at its drawn offset
 
 
 def test_sequence_overflow_waits_for_the_next_tick(clock):

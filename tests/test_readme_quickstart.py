@@ -84,6 +84,12 @@ def test_the_quick_start_runs_as_written(tmp_path, settings):
         decoded = json.loads(run(["manage.py", "snowid_decode", pk, "--json"], tmp_path).stdout)
         assert decoded[0]["id"] == pk and decoded[0]["layout"] == "default"
         assert "detected" in decoded[0]["reading"]
+        assert decoded[0]["held_by"] == [{"field": "shop.Order.id", "pk": pk}]
+        # The js53 id is read by its own layout, "public", and found in its row.
+        args = ["manage.py", "snowid_decode", public_id, "--json"]
+        (public,) = json.loads(run(args, tmp_path).stdout)
+        assert public["layout"] == "public", public
+        assert public["held_by"] == [{"field": "shop.Order.public_id", "pk": pk}]
     finally:
         client = redis.Redis.from_url(settings.REDIS_URL)
         for key in client.scan_iter(match=f"*{prefix}*"):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from io import StringIO
+
 import pytest
 from django.core.management import call_command
-from django.core.management.base import SystemCheckError
+from django.core.management.base import CommandError, SystemCheckError
 
 from django_snowid.checks import check_redis_client
-from django_snowid.exceptions import RedisClientError
+from django_snowid.exceptions import RedisClientError, SnowidError
 from django_snowid.redis.client import get_client
 
 NOT_CALLABLE = 42
@@ -60,3 +62,85 @@ def test_without_a_factory_the_django_redis_alias_is_used(settings):
     settings.SNOWID_REDIS_ALIAS = "default"  # a LocMemCache
     with pytest.raises(RedisClientError, match="not a django-redis cache"):
         get_client()
+
+
+# ------------------------------------------------ what the errors call our Redis
+def closed_port_client() -> object:
+    """A client of a port nothing listens on."""
+    import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    from tests.support import free_port
+
+    # No retries: redis-py's default backs off for seconds before it gives up.
+    return redis.Redis(
+        host="127.0.0.1", port=free_port(), socket_connect_timeout=1, retry=Retry(NoBackoff(), 0)
+    )
+
+
+FACTORY = "tests.test_redis_client.closed_port_client"
+
+
+def _order_number() -> None:
+    from tests.testapp.models import ShopOrder
+
+    ShopOrder.objects.create(user_id=1)
+
+
+def _order_recovery() -> None:
+    call_command("snowid_recover", "testapp.ShopOrder", stdout=StringIO())
+
+
+def _sequence_value() -> None:
+    from django_snowid.sequences import next_value
+
+    next_value("wording")
+
+
+def _lease() -> None:
+    from django_snowid import next_id
+
+    next_id()
+
+
+def _workers_command() -> None:
+    call_command("snowid_workers", stdout=StringIO())
+
+
+FEATURES = {
+    "order number": _order_number,
+    "order recovery": _order_recovery,
+    "sequence value": _sequence_value,
+    "worker-id lease": _lease,
+    "snowid_workers": _workers_command,
+}
+
+
+@pytest.fixture
+def unreachable_redis(settings):
+    from tests.support import free_port, redis_caches
+
+    settings.CACHES = redis_caches(f"redis://127.0.0.1:{free_port()}/0")
+    settings.SNOWID_ORDER_BACKEND = "redis"
+    settings.SNOWID_SEQUENCE_BACKEND = "redis"
+    settings.SNOWID_WORKER_ID_SOURCE = "redis"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("feature", FEATURES)
+@pytest.mark.parametrize("made_by", ["alias", "factory"])
+def test_an_unreachable_redis_is_named_as_configured_and_said_once(
+    settings, unreachable_redis, feature, made_by
+):
+    if made_by == "factory":
+        settings.SNOWID_REDIS_CLIENT_FACTORY = FACTORY
+    with pytest.raises((SnowidError, CommandError)) as info:
+        FEATURES[feature]()
+    message = str(info.value)
+    assert message.count("unreachable") <= 1 and ".." not in message, message
+    if made_by == "factory":
+        assert f"SNOWID_REDIS_CLIENT_FACTORY {FACTORY!r}" in message, message
+        assert "cache alias" not in message, message
+    else:
+        assert "cache alias 'snowid'" in message, message

@@ -38,7 +38,7 @@ def test_reference_vector():
     )
     assert decoded.time == datetime(2019, 10, 26, 6, 13, 1, tzinfo=timezone.utc)
     assert decoded.as_dict()["shard"] == 12
-    assert GENE.describe().endswith("| sequence 12 | shard 4")
+    assert GENE.describe().endswith("| sequence 12 (spread 4) | shard 4")
     assert [s.name for s in snowflake_bits(decoded)][-2:] == ["sequence", "shard"]
 
 
@@ -98,7 +98,8 @@ def test_generator_ids_stay_unique_and_increasing_whatever_the_shard(users):
 
 def test_a_tick_still_holds_2_to_the_sequence_bits_ids():
     clock = FakeClock()
-    generator = SnowflakeGenerator(GENE, 0, clock=clock, sleep=clock.sleep)
+    # An offset of 0 for the first tick (the spread's cost is tested in test_spread_ids).
+    generator = SnowflakeGenerator(GENE, 0, clock=clock, sleep=clock.sleep, random_bits=lambda b: 0)
     ids = generator.next_ids(4096 + 1)
     ticks = [GENE.decode(v).tick for v in ids]
     assert ticks[0] == ticks[4095] != ticks[4096]

@@ -14,7 +14,7 @@ import django_snowid
 from django_snowid.core.layout import PRESETS, layout_from_spec
 from django_snowid.exceptions import WorkerIdError, WorkerLeaseLost
 from django_snowid.ids import issuer as ids
-from django_snowid.workers.lease import lease_generator, release_all
+from django_snowid.workers.lease import lease_generator, lease_of, release_all
 from tests.support import Children, held_slots
 
 CLASSIC = PRESETS["classic"]
@@ -109,3 +109,16 @@ def test_the_default_slot_directory_is_one_per_project(settings):
     settings.SETTINGS_MODULE = "another_project.settings"
     assert mine != conf.WORKER_SLOT_DIR
     assert os.path.dirname(mine) == os.path.dirname(conf.WORKER_SLOT_DIR)
+
+
+def test_a_generator_whose_lease_was_released_issues_nothing_more(slots, clock):
+    """A release records the last tick used; a thread still holding the generator must
+    not issue past it (the next holder starts right after that tick)."""
+    generator = lease_generator(CLASSIC, 0, "slot", clock=clock, sleep=clock.sleep, heartbeat=False)
+    issued = generator.next_id()
+    lease_of(generator).release()  # type: ignore[union-attr]
+    clock.advance_ms(1)
+    with pytest.raises(WorkerLeaseLost, match="was released"):
+        generator.next_id()
+    successor = lease_generator(CLASSIC, 0, "slot", clock=clock, sleep=clock.sleep, heartbeat=False)
+    assert successor.node == 0 and successor.next_id() > issued

@@ -10,10 +10,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any
 
 from django.contrib import admin
 from django.contrib.admin.utils import quote
+from django.db import models
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
@@ -39,8 +39,13 @@ class IdDecoderAdmin(ReadOnlyPageAdmin):
         form = DecodeForm(data if "ids" in data else None)
         rows: list[DecodedRow] = []
         if form.is_valid():
-            rows = decode_tokens(form.cleaned_data["ids"], form.cleaned_data["reading"])
-            _add_links(rows, request, self.admin_site)
+            site = self.admin_site
+            rows = decode_tokens(
+                form.cleaned_data["ids"],
+                form.cleaned_data["reading"],
+                visible=lambda model: _may_view(site, request, model),
+            )
+            _add_links(rows, site)
             export = data.get("export")
             if export in ("csv", "json"):
                 return _export(rows, export)
@@ -59,36 +64,27 @@ class IdDecoderAdmin(ReadOnlyPageAdmin):
         return TemplateResponse(request, "admin/django_snowid/decode.html", context)
 
 
-def _add_links(rows: list[DecodedRow], request: HttpRequest, site: admin.AdminSite) -> None:
-    """Link each decoded value to the change page of the row that holds it, if any.
+def _may_view(site: admin.AdminSite, request: HttpRequest, model: type[models.Model]) -> bool:
+    """Whether the user may see ``model``'s rows here: registered, with view permission."""
+    admin_of_model = model_admin(site, model)
+    return admin_of_model is not None and admin_of_model.has_view_permission(request)
 
-    One query per field, whatever the number of ids.
-    """
-    by_field: dict[Any, list[DecodedRow]] = {}
+
+def _add_links(rows: list[DecodedRow], site: admin.AdminSite) -> None:
+    """Link each decoded value to the change page of every row that holds it (the rows
+    ``decode_tokens`` found in the tables the user may view)."""
     for row in rows:
-        for each in row.fields:
-            by_field.setdefault(each, []).append(row)
-    for each, field_rows in by_field.items():
-        model = each.model
-        admin_of_model = model_admin(site, model)
-        if admin_of_model is None or not admin_of_model.has_view_permission(request):
-            continue
-        values = {r.value for r in field_rows if not r.error}
-        found = dict(
-            model._base_manager.filter(**{f"{each.attname}__in": values}).values_list(
-                each.attname, "pk"
-            )
-        )
-        for row in field_rows:
-            if row.value in found and not row.link:
-                opts = model._meta
-                try:
-                    row.link = reverse(
-                        f"{site.name}:{opts.app_label}_{opts.model_name}_change",
-                        args=[quote(found[row.value])],
-                    )
-                except NoReverseMatch:
-                    continue
+        for holder in row.holders:
+            opts = holder.field.model._meta
+            try:
+                url = reverse(
+                    f"{site.name}:{opts.app_label}_{opts.model_name}_change",
+                    args=[quote(holder.pk)],
+                )
+            except NoReverseMatch:
+                continue
+            row.links.append((f"{opts.verbose_name} {holder.pk} ({holder.field.name})", url))
+        row.link = row.links[0][1] if row.links else ""
 
 
 def _export(rows: list[DecodedRow], kind: str) -> HttpResponse:

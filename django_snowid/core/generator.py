@@ -1,9 +1,9 @@
 """The Snowflake generator: a state machine over (last tick, sequence) with an injected clock.
 
 Speed comes from composing a whole tick's ids at once. When the generator enters a
-tick it builds ``iter(range(first_id, first_id + 2**sequence_bits))``: every id of
-that tick for this worker, already composed (with shard 0, when the layout has shard
-bits: the caller fills those). ``next_id()`` then costs one clock read,
+tick it builds ``iter(range(first_id, last_id + 1))``: every id of that tick for this
+worker, already composed (with shard 0, when the layout has shard bits: the caller fills
+those). ``next_id()`` then costs one clock read,
 one comparison and one ``next()`` on that iterator. In CPython ``next()`` on a range
 iterator is a single C call that does not release the GIL, so two threads can never
 receive the same id; the lock is taken only to enter a new tick (about once a
@@ -11,11 +11,20 @@ millisecond), on a clock that moved backwards, and in the bulk path.
 
 Ids never go stale: the fast path only serves while the clock is inside the tick the
 iterator belongs to, so an id's time part is the tick current when it was handed out.
+
+Spread low bits: a tick's sequence starts at a random offset below ``2**spread_bits``
+(the layout's), drawn once when the tick is entered. At ordinary rates most ticks issue
+one id or none, and a sequence that always started at 0 would leave the low bits of
+nearly every id at 0: ``id % 16`` (or another id's ``shard_from``) would route them all
+to one shard. The offset costs at most ``2**spread_bits - 1`` ids of the tick it starts;
+a tick entered right after one whose ids were all taken starts at 0, so under sustained
+full load no id is lost (its ids cover every residue anyway).
 """
 
 from __future__ import annotations
 
 import os
+import random
 import threading
 import time
 import weakref
@@ -65,6 +74,8 @@ class SnowflakeGenerator:
     ``last_tick``: ticks up to this one were used by a previous holder of the worker id.
     ``guard`` is called before each new tick is entered (about once a millisecond); it
     raises to stop the generator, e.g. when the worker-id lease is no longer held.
+    ``random_bits(k)`` returns an integer of ``k`` random bits, each tick's offset
+    (:func:`random.getrandbits`, reseeded in a forked child; injectable for tests).
     """
 
     def __init__(
@@ -77,6 +88,7 @@ class SnowflakeGenerator:
         backwards_tolerance_ms: float = 5.0,
         last_tick: int = -1,
         guard: Callable[[], None] | None = None,
+        random_bits: Callable[[int], int] = random.getrandbits,
     ) -> None:
         self.layout = layout
         self.node = layout.node_value(worker)
@@ -90,6 +102,8 @@ class SnowflakeGenerator:
         # issued here have shard 0, and the caller ORs its shard into the free low bits.
         self._step = 1 << layout.shard_bits
         self._span = (layout.max_sequence + 1) << layout.shard_bits
+        self._spread_bits = layout.spread_bits or 0
+        self._random_bits = random_bits
         self._node_bits = self.node << layout.node_shift
         self._lock = threading.Lock()
         self._pid = os.getpid()
@@ -128,6 +142,12 @@ class SnowflakeGenerator:
                 self._enter_current_tick()
                 ids.extend(islice(self._ids, count - len(ids)))
         return ids
+
+    def last_tick_entered(self) -> int:
+        """The last tick this generator entered, once no thread is entering one (a thread
+        whose ``guard`` passed has recorded its tick). Not to be called from ``guard``."""
+        with self._lock:
+            return self.last_tick
 
     # ----------------------------------------------------------------- internal
     def _next_id_locked(self) -> int:
@@ -189,10 +209,16 @@ class SnowflakeGenerator:
                 f"{self.layout.name!r}; no id can be issued."
             )
         first = (tick << self.layout.time_shift) | self._node_bits
+        end = first + self._span
+        if self._spread_bits and not (
+            # Right after a tick whose ids were all taken: full load, start at 0.
+            tick == self.last_tick + 1 and self._ids is not _EMPTY and not length_hint(self._ids)
+        ):
+            first += self._random_bits(self._spread_bits) * self._step
         start_ns = self._epoch_ns + tick * self._unit_ns
         # Publish the iterator before the bounds: a thread of the fast path that reads
         # the old bounds with the new iterator still gets a fresh, unique id.
-        self._ids = iter(range(first, first + self._span, self._step))
+        self._ids = iter(range(first, end, self._step))
         self._tick_start_ns = start_ns
         self._tick_end_ns = start_ns + self._unit_ns
         self.last_tick = tick

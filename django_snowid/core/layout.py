@@ -9,6 +9,10 @@ The optional shard part ends the id: a caller fills it with the low bits of anot
 value (a user id), so that ``id % 2**shard_bits`` routes the row like its user. It sits
 below the sequence, so one worker's ids stay unique and increasing whatever the shard.
 
+``spread_bits``: the generator starts each tick's sequence at a random offset below
+``2**spread_bits``, so that the low bits of ids issued at ordinary rates (one a tick or
+fewer, whose sequence would always be 0) are evenly spread and ``id % 16`` routes evenly.
+
 Pure Python: no Django, no I/O.
 """
 
@@ -28,6 +32,7 @@ __all__ = [
     "DecodedId",
     "Layout",
     "NodePart",
+    "default_spread_bits",
     "layout_from_spec",
     "parse_epoch",
 ]
@@ -148,6 +153,9 @@ class Layout:
 
     ``node_parts`` are listed from the most significant to the least significant.
     ``shard_bits`` (default 0: none) end the id, below the sequence.
+    ``spread_bits``: each tick's sequence starts at a random offset below
+    ``2**spread_bits`` (at most ``sequence_bits``). ``None`` is the default,
+    :func:`default_spread_bits`: 4, fewer for sequences of fewer than 7 bits.
     """
 
     time_bits: int
@@ -157,6 +165,7 @@ class Layout:
     time_unit_ms: int = 1
     name: str = field(default="custom", compare=False)
     shard_bits: int = 0
+    spread_bits: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epoch", parse_epoch(self.epoch))
@@ -180,6 +189,13 @@ class Layout:
                     f"Node part {part.name!r} needs at least 1 bit, not {part.bits!r}."
                 )
             seen.add(part.name)
+        if self.spread_bits is None:
+            object.__setattr__(self, "spread_bits", default_spread_bits(self.sequence_bits))
+        elif not _within(self.spread_bits, self.sequence_bits):
+            raise LayoutError(
+                f"spread_bits must be an integer from 0 to sequence_bits ({self.sequence_bits}), "
+                f"not {self.spread_bits!r}."
+            )
         if self.total_bits > MAX_BITS:
             raise LayoutError(
                 f"The layout {self.describe()} needs {self.total_bits} bits; at most "
@@ -238,8 +254,11 @@ class Layout:
     def describe(self) -> str:
         unit = f"{self.time_unit_ms} ms"
         nodes = "".join(f" | {p.name} {p.bits}" for p in self.node_parts)
+        spread = f" (spread {self.spread_bits})" if self.spread_bits else ""
         shard = f" | shard {self.shard_bits}" if self.shard_bits else ""
-        return f"time {self.time_bits} ({unit}){nodes} | sequence {self.sequence_bits}{shard}"
+        return (
+            f"time {self.time_bits} ({unit}){nodes} | sequence {self.sequence_bits}{spread}{shard}"
+        )
 
     # ------------------------------------------------------------------ time
     def tick_at(self, moment: datetime) -> int:
@@ -373,6 +392,12 @@ class Layout:
         )
 
 
+def default_spread_bits(sequence_bits: int) -> int:
+    """The spread of a layout that names none: 4 bits (``id % 16`` routes evenly), at most
+    ``sequence_bits - 3`` so that an offset never takes more than an eighth of a tick."""
+    return max(0, min(4, sequence_bits - 3))
+
+
 def _parts(spec: Iterable[Any] | Mapping[str, int]) -> tuple[NodePart, ...]:
     items: Iterable[Any] = spec.items() if isinstance(spec, Mapping) else spec
     parts = []
@@ -413,6 +438,7 @@ _SPEC_KEYS = {
     "node",
     "sequence_bits",
     "shard_bits",
+    "spread_bits",
     "time_unit_ms",
     "epoch",
     "preset",
@@ -425,8 +451,8 @@ def layout_from_spec(
     """Build a layout from a preset name, a mapping or a :class:`Layout`.
 
     A mapping takes ``time_bits``, ``node`` (``{"datacenter": 5, "machine": 5}`` or a
-    list of pairs), ``sequence_bits``, ``shard_bits`` (default 0), ``time_unit_ms``
-    (default 1), ``epoch`` and
+    list of pairs), ``sequence_bits``, ``shard_bits`` (default 0), ``spread_bits``
+    (default: :func:`default_spread_bits`), ``time_unit_ms`` (default 1), ``epoch`` and
     ``preset`` (start from a preset and override some keys). ``epoch`` given here is
     used where the spec names none.
     """
@@ -465,5 +491,10 @@ def layout_from_spec(
         epoch=chosen_epoch if chosen_epoch is not None else DEFAULT_EPOCH,
         time_unit_ms=values.get("time_unit_ms", base.time_unit_ms if base else 1),
         shard_bits=values.get("shard_bits", base.shard_bits if base else 0),
+        # A preset's spread, unless its sequence_bits change (then their default).
+        spread_bits=values.get(
+            "spread_bits",
+            base.spread_bits if base is not None and "sequence_bits" not in values else None,
+        ),
         name=name or (base.name if base is not None and not values else "custom"),
     )

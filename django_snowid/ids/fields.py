@@ -90,7 +90,14 @@ class _SnowflakeMixin(GeneratedField):
                     hint="Give the layout shard_bits (or use the 'sharded' preset). ",
                 )
             ]
-        return self.check_shard_from()
+        return [*self.check_shard_from(), *self.check_shard_spread(layout.shard_bits)]
+
+    def values_end(self) -> tuple[int, int, str]:
+        # A layout with shard bits ends with them, and above those its sequence, whose low
+        # spread_bits are evenly spread.
+        layout = self.layout
+        spread = layout.spread_bits or 0
+        return layout.shard_bits, spread, f"layout {layout.name!r}, spread_bits={spread}"
 
 
 class SnowflakeField(_SnowflakeMixin, models.BigIntegerField):

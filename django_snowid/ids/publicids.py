@@ -103,5 +103,7 @@ class PublicIdQuerySet(models.QuerySet):
             return self.none()
 
     def get_by_public_id(self, text: object) -> models.Model:
-        """``get()`` by public id; ``Model.DoesNotExist`` for a string that is none."""
+        """``get()`` by public id, and like ``get()`` it raises ``Model.DoesNotExist`` (for
+        a string that is no public id too): in a view, catch it, or use
+        ``get_object_or_404(Model.objects.public_id(text))``, which gives a 404."""
         return self.public_id(text).get()

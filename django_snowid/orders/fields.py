@@ -115,7 +115,21 @@ class OrderNumberField(GeneratedField, models.BigIntegerField):
 
     # ---------------------------------------------------------- checks
     def check_options(self) -> list[checks.CheckMessage]:
-        return [*self.check_shard_from(), *self._check_format()]
+        return [*self.check_shard_from(), *self._check_format(), *self._check_shard_spread()]
+
+    def _check_shard_spread(self) -> list[checks.CheckMessage]:
+        try:
+            end = self.values_end()
+        except (LayoutError, TypeError):
+            return []  # E202
+        return self.check_shard_spread(end[0])
+
+    def values_end(self) -> tuple[int, int, str]:
+        # A number ends with its shard: its shard bits, or for shard digits (n % 10**d, of
+        # which 2**d divides 10**d) as many bits as digits.
+        fmt = self.format
+        width = fmt.shard_bits if fmt.packing == "binary" else fmt.shard_digits
+        return width, 0, f"order-number format of stream {self.stream!r}"
 
     def _check_format(self) -> list[checks.CheckMessage]:
         try:

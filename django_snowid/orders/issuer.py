@@ -163,8 +163,21 @@ on_settings_changed(_issuers.clear)
 
 
 def get_issuer(stream: str, fmt: OrderNumberFormat) -> StreamIssuer:
+    """This process's issuer of ``stream`` in ``fmt``, made on first use.
+
+    Before the process issues its first number of the stream, the store's state is
+    checked against the database (:meth:`StreamIssuer.recover`: one ``max()`` a column
+    and one call to the store): a state that the store kept from before another store
+    issued the stream (another Redis server, another key prefix, the other backend)
+    resumes past the database's largest number and the store's clock, instead of
+    continuing from where that store left it, below numbers the other one issued.
+    """
     issuer = _issuers.get((stream, fmt))
     if issuer is None:
         with _lock:
-            issuer = _issuers.setdefault((stream, fmt), StreamIssuer(stream, fmt))
+            issuer = _issuers.get((stream, fmt))
+            if issuer is None:
+                issuer = StreamIssuer(stream, fmt)
+                issuer.recover()
+                _issuers[(stream, fmt)] = issuer
     return issuer

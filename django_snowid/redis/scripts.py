@@ -238,6 +238,6 @@ class RedisScript:
                     _drop(server)
                 failures += 1
                 if failures == 2:
-                    raise RedisUnavailable(f"Redis is unreachable: {exc}") from exc
+                    raise RedisUnavailable(str(exc)) from exc
                 _refresh(client)
                 server, asking = None, False

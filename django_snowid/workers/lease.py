@@ -4,12 +4,17 @@ Fencing: a lease renewed at monotonic time ``t`` is trusted until ``t + ttl - ma
 past that the generator refuses to enter a new tick (``WorkerLeaseLost``), so no id is
 ever issued under an expired lease, however long the store stays unreachable.
 
-Restart safety: every heartbeat records in the store the latest time this holder may
-issue in before it fences itself (the end of the tick of ``now + ttl``), and a graceful
-release records the end of the last tick it really used: absolute Unix times, which any
-epoch, unit or layout reads right (a tick means nothing without them). A new holder of
-the worker id issues nothing until its clock has passed that time: it waits for small
-gaps and refuses large ones.
+Restart safety: a store's record is never behind what its holder issued. Before the
+first id, and before any tick past what the store records, the holder records a horizon
+ahead: the end of the tick of ``now + ttl`` where a dead holder's id stays taken until
+its record expires (its fence stops it before then; every heartbeat records it again),
+a second ahead where the store frees a dead holder's id at once (a lock file: the next
+holder may start the moment it dies, and would otherwise wait the whole time-to-live).
+A graceful release records the end of the last tick it really used. All are absolute
+Unix times, which any epoch, unit or layout reads right (a tick means nothing without
+them). A new holder of the worker id issues nothing until its clock has passed that
+time: it waits for small gaps and refuses large ones. What a store guarantees is asked
+of the store (``frees_at_once``, ``can_forget``), never read from its name.
 
 Deploys: a lease records the name of the layout its holder issues ids of. A pool is
 named after the bits its node values occupy (``pool.py``), so a layout whose node bits
@@ -38,7 +43,13 @@ from django.db.models import Field
 from ..conf import conf
 from ..core.generator import Clock, SnowflakeGenerator
 from ..core.layout import Layout
-from ..exceptions import WorkerIdError, WorkerLayoutConflict, WorkerLeaseLost, WorkerPoolExhausted
+from ..exceptions import (
+    WorkerIdError,
+    WorkerIdUnavailable,
+    WorkerLayoutConflict,
+    WorkerLeaseLost,
+    WorkerPoolExhausted,
+)
 from ..inventory import column_max
 from .pool import PoolSpec, pool_for
 from .stores import get_lease_store
@@ -92,8 +103,10 @@ class LeaseHolder:
         self.generator: SnowflakeGenerator | None = None
         self._valid_until = 0.0
         self._lost = False
+        self._released = False
         self._taken_by_another = ""
-        self._written_horizon = -1  # slot: the tick whose end the lock file records
+        self._recorded = -1  # the tick whose end the store records as this id's horizon
+        self._asked = -1  # the horizon asked for when the lease was taken
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -110,7 +123,7 @@ class LeaseHolder:
                 time.sleep(settling.wait_ms / 1000)
         self.worker = self.node = acquired.worker  # a node value
         self.resume_tick = self._tick_of_ms(acquired.horizon_ms)
-        self._written_horizon = self.resume_tick
+        self._recorded = max(self.resume_tick, self._asked)  # what the store records now
         self._valid_until = started + self.ttl_ms / 1000 - self.margin_s
         _held.append(self)
         try:
@@ -121,6 +134,9 @@ class LeaseHolder:
         return self
 
     def _acquire_in(self, size: int) -> Acquired:
+        # The horizon this holder records as it takes the id: before its first id, in
+        # the same write (its fence counts from before the request).
+        self._asked = self._ahead()
         try:
             request = LeaseRequest(
                 self.pool.name,
@@ -130,6 +146,7 @@ class LeaseHolder:
                 self.ttl_ms,
                 first=self.pool.first,
                 layout=self.pool.layout.name,
+                horizon_ms=self._ms(self._asked),
             )
             return self.store.acquire(request)
         except WorkerPoolExhausted:
@@ -180,36 +197,74 @@ class LeaseHolder:
 
     def check(self) -> None:
         """The generator's guard (before each new tick): refuse once the lease may have
-        expired; a slot first records a horizon ahead of the tick it enters."""
-        if self._lost or time.monotonic() > self._valid_until:
-            self._lost = True
-            if self.store.name == "slot":
-                self.release()  # the lock file goes back to the pool, not leaked
-            if self.on_lost is not None:
-                self.on_lost()
-            cause = self._taken_by_another or (
-                f"was not renewed within its {self.ttl_ms / 1000:g} s time-to-live (lease "
-                f"store {self.store.name!r} unreachable?)"
-            )
+        expired or was released; record a horizon ahead first if the store's record does
+        not cover the tick the generator enters."""
+        if self._released:
             raise WorkerLeaseLost(
-                f"The lease on worker id {self.worker} of pool {self.pool.name!r} {cause}. "
-                "No id is issued under it; the next call takes a new lease."
+                f"The lease on worker id {self.worker} of pool {self.pool.name!r} was "
+                "released; this generator issues nothing more. Issue through "
+                "django_snowid.next_id(), which takes a new lease."
             )
+        if self._lost or time.monotonic() > self._valid_until:
+            self._fence()
+        if self._tick_now() >= self._recorded:
+            self.record_ahead()
 
-        if self.store.name == "slot":
-            self._write_slot_horizon()
+    def _fence(self) -> None:
+        self._lost = True
+        if self.store.frees_at_once:
+            self._release(in_guard=True)  # it never expires by itself: give it back
+        if self.on_lost is not None:
+            self.on_lost()
+        cause = self._taken_by_another or (
+            f"was not renewed within its {self.ttl_ms / 1000:g} s time-to-live (lease "
+            f"store {self.store.name!r} unreachable?)"
+        )
+        raise WorkerLeaseLost(
+            f"The lease on worker id {self.worker} of pool {self.pool.name!r} {cause}. "
+            "No id is issued under it; the next call takes a new lease."
+        )
 
-    def _write_slot_horizon(self) -> None:
-        """Record a horizon a second ahead before issuing into a tick past the last one
-        recorded: the lock file is never behind what was issued (a holder killed with
-        SIGKILL leaves a bound at most a second ahead of its last id)."""
+    def record_ahead(self) -> None:
+        """Record in the store a horizon ahead of the current tick (``_ahead``), before
+        any id of that tick is issued: the store's record is never behind what this
+        holder issued, even if it dies the next moment."""
+        horizon = self._ahead()
+        sent = time.monotonic()
+        try:
+            renewed = self._renew(self.ttl_ms, horizon)
+        except WorkerIdError:
+            raise
+        except Exception as exc:
+            raise WorkerIdUnavailable(
+                f"The horizon of worker id {self.worker} of pool {self.pool.name!r} could "
+                f"not be recorded in the {self.store.name!r} lease store ({exc}); no id was "
+                "issued past what it records."
+            ) from exc
+        if not renewed:
+            self._taken_by_another = self._not_ours()
+            self._fence()
+        self._valid_until = sent + self.ttl_ms / 1000 - self.margin_s
+        self._recorded = max(self._recorded, horizon)
+
+    def _not_ours(self) -> str:
+        return (
+            f"is no longer ours in the {self.store.name!r} lease store (it expired there, or "
+            "another holder took the id after the store lost its records)"
+        )
+
+    def _ahead(self) -> int:
+        """The horizon to record ahead of now: a second (at least a tick) where the store
+        frees a dead holder's id at once, so that a restart waits at most that long; else
+        the time-to-live, past which this holder issues nothing without renewing."""
         layout = self.pool.layout
-        tick = (self.clock() - layout.epoch_ns) // layout.unit_ns
-        if tick < self._written_horizon:
-            return
-        horizon = tick + max(1, 1_000_000_000 // layout.unit_ns)
-        self._renew(self.ttl_ms, horizon)
-        self._written_horizon = horizon
+        if self.store.frees_at_once:
+            return self._tick_now() + max(1, 1_000_000_000 // layout.unit_ns)
+        return (self.clock() + self.ttl_ms * 1_000_000 - layout.epoch_ns) // layout.unit_ns
+
+    def _tick_now(self) -> int:
+        layout = self.pool.layout
+        return (self.clock() - layout.epoch_ns) // layout.unit_ns
 
     def _renew(self, ttl_ms: int, tick: int) -> bool:
         return self.store.renew(
@@ -237,18 +292,12 @@ class LeaseHolder:
         return max(-(-(ms * 1_000_000 - layout.epoch_ns) // layout.unit_ns) - 1, -1)
 
     def tick_horizon(self) -> int:
-        """The highest tick this holder may reach before it fences itself."""
-        layout = self.pool.layout
-        if self.store.name == "slot":  # same host, same clock: the horizon recorded
-            return self._written_horizon
-        return (self.clock() + self.ttl_ms * 1_000_000 - layout.epoch_ns) // layout.unit_ns
-
-    def renew_now(self) -> None:
-        """Renew at once (before the heartbeat runs); a lease no longer ours fences at the
-        generator's next check."""
-        sent = time.monotonic()
-        if self._renew(self.ttl_ms, self.tick_horizon()):
-            self._valid_until = sent + self.ttl_ms / 1000 - self.margin_s
+        """The horizon a heartbeat records: the highest tick this holder may reach before
+        it fences itself, or, where the store frees a dead holder's id at once, what is
+        recorded already (the generator's guard keeps it a second ahead)."""
+        if self.store.frees_at_once:
+            return self._recorded
+        return self._ahead()
 
     def _beat(self) -> None:
         try:
@@ -262,8 +311,9 @@ class LeaseHolder:
             if os.getpid() != self.pid or self._lost:
                 return
             sent = time.monotonic()
+            horizon = self.tick_horizon()
             try:
-                renewed: bool | None = self._renew(self.ttl_ms, self.tick_horizon())
+                renewed: bool | None = self._renew(self.ttl_ms, horizon)
             except Exception:  # unreachable store: keep trying while the lease is trusted
                 renewed = None
             # After a failure, try again soon: a failover (a new primary) or a blip must
@@ -271,22 +321,28 @@ class LeaseHolder:
             pause = self.interval_s if renewed else min(self.interval_s, RETRY_S)
             if renewed:
                 self._valid_until = sent + self.ttl_ms / 1000 - self.margin_s
+                self._recorded = max(self._recorded, horizon)
             elif renewed is False or time.monotonic() > self._valid_until:
                 # False: the store answered that the lease is no longer ours.
                 if renewed is False:
-                    self._taken_by_another = (
-                        f"is no longer ours in the {self.store.name!r} lease store (it expired "
-                        "there, or another holder took the id after the store lost its "
-                        "records)"
-                    )
+                    self._taken_by_another = self._not_ours()
                 self._lost = True
                 return
 
     def release(self) -> None:
+        self._release(in_guard=False)
+
+    def _release(self, *, in_guard: bool) -> None:
         self._stop.set()
-        if os.getpid() != self.pid or self.worker < 0:
+        if os.getpid() != self.pid or self.worker < 0 or self._released:
             return
-        last = self.generator.last_tick if self.generator else self.resume_tick
+        self._released = True  # the generator's guard refuses from now on
+        last = self.resume_tick
+        if self.generator is not None:
+            # The last tick used, counting one a thread is entering (its guard passed
+            # before the line above); from the guard itself, no other thread can be.
+            generator = self.generator
+            last = max(last, generator.last_tick if in_guard else generator.last_tick_entered())
         # Best effort (at exit the store may be gone): the lease expires by itself.
         with contextlib.suppress(Exception):
             self.store.release(self.pool.name, self.worker, self.token, self._ms(last))
@@ -319,20 +375,29 @@ def lease_generator(
     lease = LeaseHolder(store, pool, ttl_s=ttl, clock=clock, on_lost=on_lost).acquire()
     try:
         bound = lease.resume_tick
-        if bound < 0 and source == "redis":
+        what = "the horizon its previous holders recorded in the lease store"
+        if bound < 0 and store.can_forget:
             bound = database_tick_bound(layout, fields)  # the store forgot: ask the database
+            what = (
+                f"the newest id of layout {layout.name!r} in the database: the lease store "
+                "had no record"
+            )
         gap_ms = (bound + 1) * layout.time_unit_ms - (clock() - layout.epoch_ns) / 1_000_000
         if gap_ms > 0:
             limit = float(conf.WORKER_RESUME_MAX_WAIT_MS)
             if gap_ms > limit:
                 raise WorkerIdError(
-                    f"Worker id {lease.worker} of pool {pool.name!r} was used up to "
-                    f"{layout.time_of_tick(bound).isoformat()}, {gap_ms:.0f} ms ahead of this "
-                    f"host's clock: more than SNOWID_WORKER_RESUME_MAX_WAIT_MS={limit:g}. "
-                    "Check this host's clock (NTP); no id was issued."
+                    f"Worker id {lease.worker} of pool {pool.name!r} may have been used up to "
+                    f"{layout.time_of_tick(bound).isoformat()} ({what}), {gap_ms:.0f} ms "
+                    f"ahead of this host's clock: more than SNOWID_WORKER_RESUME_MAX_WAIT_MS="
+                    f"{limit:g}. This host's clock is behind the clock ids were issued on (an "
+                    "NTP step, a restored VM snapshot, a host whose clock is off): check it "
+                    "(NTP). No id was issued."
                 )
             sleep(gap_ms / 1000)
-            lease.renew_now()  # the wait used up part of the lease's time-to-live
+            # Renewed, and recorded ahead from now: the wait used up part of the
+            # time-to-live (the lease was taken with a horizon already).
+            lease.record_ahead()
         generator = SnowflakeGenerator(
             layout,
             lease.node,

@@ -2,7 +2,7 @@ from django.contrib import admin
 
 from django_snowid.admin.mixins import SnowflakeAdminMixin, SnowflakeModelAdmin
 
-from .models import DecimalOrder, Product, ShopOrder
+from .models import DecimalOrder, Product, ShardedOrder, ShopOrder, Ticket, TinyOrder
 
 
 @admin.register(Product)
@@ -16,4 +16,4 @@ class ShopOrderAdmin(SnowflakeAdminMixin, admin.ModelAdmin):
     list_display = ["number", "user_id"]
 
 
-admin.site.register(DecimalOrder)
+admin.site.register([DecimalOrder, ShardedOrder, Ticket, TinyOrder])

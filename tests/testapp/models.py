@@ -115,3 +115,28 @@ class ShardedOrder(models.Model):
     id = SnowflakeAutoField(primary_key=True, layout="sharded", shard_from="user_id")
     user_id = models.BigIntegerField(null=True)
     receipt = SnowflakeField(layout="sharded", shard_from="user_id", null=True)
+
+
+class Shopper(models.Model):
+    """A customer with a Snowflake id (DEFAULT_AUTO_FIELD)."""
+
+    name = models.CharField(max_length=100)
+
+
+class Purchase(models.Model):
+    """A Snowflake id, a foreign key to one, and order numbers of both packings."""
+
+    shopper = models.ForeignKey(Shopper, on_delete=models.CASCADE, related_name="purchases")
+    number = OrderNumberField(shard_from="shopper_id")
+    receipt = OrderNumberField(shard_from="shopper_id", packing="decimal")
+
+
+class Parcel(models.Model):
+    """Foreign keys to an order number and to a Snowflake column that is not a pk."""
+
+    purchase = models.ForeignKey(
+        Purchase, to_field="number", on_delete=models.CASCADE, related_name="parcels"
+    )
+    ticket = models.ForeignKey(
+        Ticket, to_field="public_id", null=True, blank=True, on_delete=models.SET_NULL
+    )

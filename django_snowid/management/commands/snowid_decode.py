@@ -6,11 +6,12 @@ import json
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
 
 from ...conf import conf
 from ...core.layout import DecodedId, iso_utc
 from ...core.order_format import DecodedOrderNumber, OrderNumberFormat
-from ...decoding import decode_tokens
+from ...decoding import DecodedRow, decode_tokens, parse_token
 from ...exceptions import InvalidId, SnowidError
 from ...ids.issuer import get_layout
 from ...inventory import get_field
@@ -29,8 +30,8 @@ class Command(BaseCommand):
             help=(
                 "Read them as Snowflake ids of this configured layout. Without --layout, "
                 "--field or --order, each value is read as the admin's decode page reads "
-                "it (the default layout or an order number of a field, whichever dates it "
-                "plausibly), and the reading used is printed."
+                "it (by the layout or order-number format whose row holds it, else whichever "
+                "dates it plausibly), and the reading used and the rows are printed."
             ),
         )
         how.add_argument(
@@ -60,14 +61,28 @@ class Command(BaseCommand):
     ) -> None:
         readings: list[str] = []
         decoded: list[DecodedId | DecodedOrderNumber] = []
+        detected: list[DecodedRow] = []
         errors: list[str] = []
         if not (field or order or layout):
-            for row in decode_tokens(ids):
+            for raw in ids:  # before the rows are looked up: nothing is read for a typo
+                try:
+                    parse_token(raw)
+                except InvalidId as exc:
+                    errors.append(str(exc))
+            if errors:
+                raise CommandError("\n".join(errors))
+            try:
+                rows = decode_tokens(ids)
+            except DatabaseError as exc:  # decoding needs no database: go on without rows
+                self.stderr.write(f"The rows that hold these values were not looked up: {exc}")
+                rows = decode_tokens(ids, visible=lambda model: False)
+            for row in rows:
                 if row.error:
                     errors.append(row.error)
                 else:
                     decoded.append(row.decoded)
                     readings.append(f"{row.reading}, {row.why}")
+                    detected.append(row)
         else:
             try:
                 if field:
@@ -90,14 +105,21 @@ class Command(BaseCommand):
             raise CommandError("\n".join(errors))
         if as_json:
             items = [d.as_dict() for d in decoded]
-            for item, reading in zip(items, readings, strict=False):
+            for item, reading, row in zip(items, readings, detected, strict=False):
                 item["reading"] = reading
+                item["held_by"] = [{"field": h.label, "pk": str(h.pk)} for h in row.holders]
+                item["other_readings"] = row.alternatives
             self.stdout.write(json.dumps(items, indent=2))
             return
+        verbose = options["verbosity"] > 1
         for index, value in enumerate(decoded):
-            line = _line(value, verbose=options["verbosity"] > 1)
+            line = _line(value, verbose=verbose)
             if readings:
+                row = detected[index]
                 line += f"  [read as {readings[index]}]"
+                line += "".join(f"  held by {h.label} pk={h.pk}" for h in row.holders)
+                if verbose and row.alternatives:
+                    line += f"  (could also be: {'; '.join(row.alternatives)})"
             self.stdout.write(line)
 
 

@@ -99,7 +99,7 @@ class Command(BaseCommand):
                         }
                     )
         except OrderNumberUnavailable as exc:
-            raise CommandError(f"The order-number store is unreachable: {exc}") from None
+            raise CommandError(str(exc)) from None  # it names the store and says unreachable
         except refused as exc:
             # A key of the wrong type (WRONGTYPE), a state that does not parse, a table
             # missing: name the store and the problem, no traceback.

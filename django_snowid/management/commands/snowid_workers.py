@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...conf import conf
 from ...exceptions import SnowidError
+from ...redis.client import describe
 from ...workers.status import lease_rows
 from ...workers.stores.base import horizon_text
 from ...workers.stores.slot import read_record
@@ -86,9 +87,7 @@ class Command(BaseCommand):
         try:
             rows = lease_rows(expired=all)
         except errors as exc:
-            where = (
-                f"Redis (cache alias {conf.REDIS_ALIAS!r})" if source == "redis" else "the database"
-            )
+            where = f"Redis ({describe()})" if source == "redis" else "the database"
             raise CommandError(
                 f"The {source} lease store in {where} could not be read: "
                 f"{type(exc).__name__}: {exc}"

@@ -94,12 +94,14 @@ return {1, second, sequence + 1, granted}
 # ARGV[7]: 1 for a dry run (decide and answer, write nothing), else 0
 # ARGV[8] (optional): the clock, Unix seconds; default: TIME.
 # Last ARGV: the run_id of this server (added by the script runner).
-# Returns {had_state (0/1), before_second, before_sequence, after_second, after_sequence}.
+# Returns {had_state (0/1), before_second, before_sequence, after_second, after_sequence};
+# {-1}: the state is garbage (a second that is not an integer, or no sequence), left as is.
 RECOVER: Final = RedisScript(
     """
 local state = redis.call('HMGET', KEYS[1], 'sec', 'seq', 'rid')
 local bs, bq = tonumber(state[1]), tonumber(state[2])
 local had = bs ~= nil and bq ~= nil
+if state[1] and not had then return {-1} end
 local rid = ARGV[#ARGV]
 local unverified = had and state[3] ~= rid
 local has_db, ds, dq = ARGV[1] == '1', tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -146,6 +148,13 @@ def reserve_outcome(reply: list[int]) -> Outcome | Missing | None:
     return None
 
 
+def _garbage(key: str) -> OrderNumberError:
+    return OrderNumberError(
+        f"The Redis key {key!r} does not hold an order-number state "
+        "(fields sec and seq as integers). Delete it and run manage.py snowid_recover."
+    )
+
+
 class RedisOrderStore:
     """The state of every stream in Redis, through a django-redis cache alias."""
 
@@ -177,7 +186,7 @@ class RedisOrderStore:
             return script(self._client or self.client(), (key,), args)
         except RedisUnavailable as exc:
             raise OrderNumberUnavailable(
-                f"Redis (cache alias {self.alias!r}) is unreachable: {str(exc).rstrip('.')}. "
+                f"Redis ({redisclient.describe()}) is unreachable: {str(exc).rstrip('.')}. "
                 "No order number was issued."
             ) from exc
         except redis.exceptions.ResponseError as exc:
@@ -192,10 +201,7 @@ class RedisOrderStore:
         outcome = reserve_outcome(self._run(RESERVE, key, argv))
         if outcome is not None:
             return outcome
-        raise OrderNumberError(
-            f"The Redis key {key!r} does not hold an order-number state "
-            "(fields sec and seq as integers). Delete it and run manage.py snowid_recover."
-        )
+        raise _garbage(key)
 
     def recover(
         self, stream: str, database: Position | None, args: RecoverArgs
@@ -211,7 +217,10 @@ class RedisOrderStore:
             int(args.dry_run),
             *(() if self.clock is None else (int(self.clock()),)),
         )
-        return self._before_after(self._run(RECOVER, self.key(stream), argv))
+        reply = self._run(RECOVER, self.key(stream), argv)
+        if int(reply[0]) == -1:
+            raise _garbage(self.key(stream))
+        return self._before_after(reply)
 
     @staticmethod
     def _before_after(reply: Any) -> tuple[Position | None, Position]:
@@ -223,7 +232,7 @@ class RedisOrderStore:
             second, sequence = self.client().hmget(self.key(stream), ["sec", "seq"])
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
             raise OrderNumberUnavailable(
-                f"Redis (cache alias {self.alias!r}) is unreachable: {str(exc).rstrip('.')}."
+                f"Redis ({redisclient.describe()}) is unreachable: {str(exc).rstrip('.')}."
             ) from exc
         if second is None or sequence is None:
             return None

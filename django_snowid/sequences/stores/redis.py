@@ -74,18 +74,24 @@ return {1, last - count + 1, mx, t, n, l, w, wn, pw}
 # ARGV[1]: the lock's token   ARGV[2]: the mark before the raise   ARGV[3]: the new mark
 # ARGV[4]: the step   ARGV[5]: the run_id of this server (added by the script runner)
 # A sequence Redis lost, or one another server published (it may have gone back), restarts
-# at the mark before the raise: above every value issued.
+# at the mark before the raise: above every value issued. So does one whose mark someone
+# else raised past this hash's max (another Redis server, another key prefix, the database
+# backend: each may have issued every value up to the mark before this raise): cur is
+# lifted to that mark, never left below it.
 # Returns 1: published, lock released; 0: the lock is not ours (expired, or Redis lost it).
 PUBLISH: Final = RedisScript(
     """
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
-local h = redis.call('HMGET', KEYS[1], 'max', 'rid')
-local mx = tonumber(h[1])
+local h = redis.call('HMGET', KEYS[1], 'max', 'rid', 'cur')
+local mx, before = tonumber(h[1]), tonumber(ARGV[2])
 if not mx or h[2] ~= ARGV[5] then
   redis.call('DEL', KEYS[1])
-  redis.call('HSET', KEYS[1], 'cur', ARGV[2], 'max', ARGV[3], 'rid', ARGV[5])
-elseif tonumber(ARGV[3]) > mx then
-  redis.call('HSET', KEYS[1], 'max', ARGV[3])
+  redis.call('HSET', KEYS[1], 'cur', before, 'max', ARGV[3], 'rid', ARGV[5])
+else
+  if before > mx and (tonumber(h[3]) or 0) < before then
+    redis.call('HSET', KEYS[1], 'cur', before)
+  end
+  if tonumber(ARGV[3]) > mx then redis.call('HSET', KEYS[1], 'max', ARGV[3]) end
 end
 redis.call('HSET', KEYS[1], 'step', ARGV[4])
 redis.call('DEL', KEYS[2])
@@ -180,7 +186,7 @@ class RedisSequenceStore:
             errors.RedisClusterException,
         ) as exc:
             raise SequenceUnavailable(
-                f"Redis ({describe()}) is unreachable: {exc}. Nothing was issued."
+                f"Redis ({describe()}) is unreachable: {str(exc).rstrip('.')}. Nothing was issued."
             ) from exc
 
     def _run(self, script: RedisScript, keys: list[str], args: list[Any]) -> Any:
@@ -188,7 +194,7 @@ class RedisSequenceStore:
             return script(self.client(), keys, args)
         except RedisUnavailable as exc:
             raise SequenceUnavailable(
-                f"Redis ({describe()}) is unreachable: {exc}. Nothing was issued."
+                f"Redis ({describe()}) is unreachable: {str(exc).rstrip('.')}. Nothing was issued."
             ) from exc
 
     def next_values(

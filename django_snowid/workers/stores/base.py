@@ -6,6 +6,11 @@ holders may have issued ids in (the *horizon*, an absolute Unix time in ms: a ti
 nothing without its epoch and unit), also after the lease is gone: a new holder issues
 nothing until its clock has passed it. Each lease also records the name of the layout
 its holder issues ids of, so that a layout whose node bits moved can be told apart.
+
+A store also says what it guarantees when a holder stops without a word (``SIGKILL``,
+a lost host): whether the id is free for a newcomer at once or only once the holder's
+record expired (``frees_at_once``), and whether it can lose its records
+(``can_forget``). The holder (``lease.LeaseHolder``) asks these, never a store's name.
 """
 
 from __future__ import annotations
@@ -33,7 +38,11 @@ class StoreSettling(Exception):
 @dataclass(frozen=True)
 class LeaseRequest:
     """What a process asks a store for: the lowest free worker id among ``size`` ids of
-    ``pool`` from ``first``, held under ``token`` for ``ttl_ms`` (0 for lock files)."""
+    ``pool`` from ``first``, held under ``token`` for ``ttl_ms`` (0 for lock files).
+
+    ``horizon_ms`` is what the new holder records as it takes the id, in the same write:
+    a time ahead of every id it may issue before it records again. The store keeps the
+    larger of it and the previous holders' horizon, and answers with the latter."""
 
     pool: str
     size: int
@@ -42,6 +51,7 @@ class LeaseRequest:
     ttl_ms: int
     first: int = 0
     layout: str = ""  # the name of the layout its holder issues ids of
+    horizon_ms: int = -1
 
     @property
     def workers(self) -> range:
@@ -73,17 +83,40 @@ class LeaseInfo:
 
 
 class LeaseStore(Protocol):
+    #: The source people set (``SNOWID_WORKER_ID_SOURCE``), for messages only.
     name: str
+    #: True: a holder that dies without a word frees its id at once (a lock file, which
+    #: the kernel releases with its process), long before any record of it could expire.
+    #: Its holder keeps the horizon ahead of every tick it enters, since the next holder
+    #: may start the moment it dies; the lease never expires by itself, so a holder that
+    #: fences itself gives the id back. False: the id stays taken until the holder's
+    #: record expires (its time-to-live), and the holder's fence stops it before then.
+    frees_at_once: bool
+    #: True: the store can lose its records (a flush, a restart without persistence, a
+    #: failover to an empty replica). A holder that finds no horizon for its id then
+    #: bounds its ticks by the newest id of its layout in the database.
+    can_forget: bool
 
     def acquire(self, request: LeaseRequest) -> Acquired: ...
 
     def renew(
         self, pool: str, worker: int, token: str, ttl_ms: int, horizon_ms: int, *, layout: str = ""
-    ) -> bool: ...
+    ) -> bool:
+        """Extend the lease of ``token`` by ``ttl_ms`` and raise its horizon to
+        ``horizon_ms`` (never lower it); False, writing nothing, if the lease is not ours."""
+        ...
 
-    def release(self, pool: str, worker: int, token: str, horizon_ms: int) -> None: ...
+    def release(self, pool: str, worker: int, token: str, horizon_ms: int) -> None:
+        """Give the lease of ``token`` back, recording ``horizon_ms`` as its horizon: the
+        end of the last tick its holder really used, which may be below the horizon it
+        recorded ahead (a restart need not wait for ticks nobody used)."""
+        ...
 
     def leases(self, pool: str | None = None) -> list[LeaseInfo]: ...
+
+    def forget_after_fork(self) -> None:
+        """In a forked child: let go of what the parent holds, without releasing it."""
+        ...
 
 
 def exhausted(pool: str, size: int, live: int) -> WorkerPoolExhausted:

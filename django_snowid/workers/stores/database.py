@@ -1,4 +1,5 @@
-"""Worker-id leases in the database (the default store); for SQLite, beside it.
+"""Worker-id leases of the ``database`` source: in a table of this app, or, on SQLite,
+beside the database.
 
 SQLite is shared by the processes of one host only, and takes one writer at a time: a
 lease written on a connection of its own would wait for the write lock that the caller's
@@ -6,7 +7,8 @@ own transaction holds (the first id of a process is often made inside ``atomic()
 on SQLite the database source keeps its leases where that file's processes can all see
 them without its lock: lock files beside the database file (``<NAME>-snowid-leases/``,
 the slot store), and in this process's memory for an in-memory database (the test
-runners'). Every store answers as ``base`` says."""
+runners'). :func:`store_for` picks one of the three for a database, once; each answers
+as ``base`` says, with the guarantees it declares."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import time
 from typing import Any
 
 from django.apps import apps
-from django.db import DatabaseError, IntegrityError, connections, router, transaction
+from django.db import DatabaseError, IntegrityError, connections, transaction
 from django.db.models import Value
 from django.db.models.functions import Greatest
 
@@ -27,11 +29,28 @@ from ...exceptions import WorkerIdUnavailable
 from .base import Acquired, LeaseInfo, LeaseRequest, LeaseStore, exhausted
 from .slot import SlotStore
 
-__all__ = ["DatabaseLeaseStore", "ProcessLeaseStore"]
+__all__ = ["DatabaseLeaseStore", "ProcessLeaseStore", "store_for"]
 
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def _model() -> Any:
+    # Looked up, not imported: the stores load with the fields, before the models.
+    return apps.get_model("django_snowid", "WorkerLease")
+
+
+def store_for(alias: str) -> LeaseStore:
+    """The lease store of the database ``alias``: lock files beside an SQLite file, this
+    process's memory for an in-memory SQLite database, the table anywhere else."""
+    connection = connections[alias]
+    name = str(connection.settings_dict["NAME"])
+    if connection.vendor != "sqlite":
+        return DatabaseLeaseStore(alias)
+    if is_in_memory_sqlite(connection):
+        return ProcessLeaseStore()
+    return SlotStore(f"{name}-snowid-leases", name="database")
 
 
 class ProcessLeaseStore:
@@ -45,6 +64,8 @@ class ProcessLeaseStore:
     """
 
     name = "database"
+    frees_at_once = False  # a lease lasts its time-to-live, even in memory
+    can_forget = False
 
     def __init__(self) -> None:
         self._pools: dict[str, dict[int, LeaseInfo]] = {}
@@ -64,8 +85,9 @@ class ProcessLeaseStore:
                     continue
                 bound = row.horizon_ms if row is not None else -1
                 expires = now + request.ttl_ms
+                recorded = max(bound, request.horizon_ms)
                 rows[worker] = LeaseInfo(
-                    pool, worker, request.owner, now, expires, bound, request.layout
+                    pool, worker, request.owner, now, expires, recorded, request.layout
                 )
                 self._tokens[(pool, worker)] = request.token
                 return Acquired(worker, bound)
@@ -73,6 +95,14 @@ class ProcessLeaseStore:
 
     def renew(
         self, pool: str, worker: int, token: str, ttl_ms: int, horizon_ms: int, *, layout: str = ""
+    ) -> bool:
+        return self._write(pool, worker, token, ttl_ms, horizon_ms, release=False)
+
+    def release(self, pool: str, worker: int, token: str, horizon_ms: int) -> None:
+        self._write(pool, worker, token, 0, horizon_ms, release=True)
+
+    def _write(
+        self, pool: str, worker: int, token: str, ttl_ms: int, horizon_ms: int, *, release: bool
     ) -> bool:
         now = _now_ms()
         with self._lock:
@@ -84,14 +114,14 @@ class ProcessLeaseStore:
                 worker,
                 row.owner,
                 row.acquired_ms,
-                now + ttl_ms if ttl_ms else 0,
-                max(row.horizon_ms, horizon_ms),
+                0 if release else now + ttl_ms,
+                horizon_ms if release else max(row.horizon_ms, horizon_ms),
                 row.layout,
             )
             return True
 
-    def release(self, pool: str, worker: int, token: str, horizon_ms: int) -> None:
-        self.renew(pool, worker, token, 0, horizon_ms)
+    def forget_after_fork(self) -> None:
+        pass  # nothing is held outside this process's memory
 
     def leases(self, pool: str | None = None) -> list[LeaseInfo]:
         with self._lock:
@@ -102,82 +132,60 @@ class ProcessLeaseStore:
 
 
 class DatabaseLeaseStore:
-    """Leases in a table of this app: a unique (pool, worker) row and conditional updates,
-    written on a connection of their own in autocommit (``on_own_connection``).
+    """Leases in a table of this app in the database ``alias``: a unique (pool, worker)
+    row and conditional updates, written on a connection of their own in autocommit
+    (``on_own_connection``). A dead holder's id stays taken until its row expires.
 
     Expiry uses the app servers' clocks: keep them in sync (NTP) when several hosts share
     a pool.
+
+    A database being migrated from scratch needs ids (its first rows, django_migrations
+    included) before this table exists: nobody can hold a lease in it yet, so such a lease
+    is taken in this process's memory, from the top of the pool (others start at the
+    bottom), and written into the table at the first heartbeat after the table exists.
     """
 
     name = "database"
+    frees_at_once = False
+    can_forget = False
 
-    def __init__(self) -> None:
-        # The database each lease was taken in (by token): a lease taken in a test
-        # database is not renewed or released in the database named after the test run.
-        self._taken_in: dict[str, str] = {}
+    def __init__(self, alias: str) -> None:
+        self.alias = alias
+        # The database it leases in: a test runner renames it (test_<NAME>), and a lease
+        # taken in the database since dropped is not renewed in the other one.
+        self.database_name = self._database_name()
         self._in_memory = ProcessLeaseStore()
         self._provisional: set[str] = set()  # tokens held before the table existed
-        self._beside: dict[str, SlotStore] = {}  # SQLite files: their lock-file directory
 
-    def _model(self) -> Any:
-        # Looked up, not imported: the stores load with the fields, before the models.
-        return apps.get_model("django_snowid", "WorkerLease")
-
-    def _db(self) -> str:
-        return router.db_for_write(self._model())
-
-    def _database_name(self, db: str) -> str:
-        return str(connections[db].settings_dict["NAME"])
-
-    def _local(self, db: str) -> LeaseStore | None:
-        """The store of an SQLite database (see the module docstring); None elsewhere."""
-        connection = connections[db]
-        if connection.vendor != "sqlite":
-            return None
-        if is_in_memory_sqlite(connection):
-            return self._in_memory
-        directory = f"{self._database_name(db)}-snowid-leases"
-        store = self._beside.get(directory)
-        if store is None:
-            store = self._beside.setdefault(directory, SlotStore(directory))
-        return store
+    def _database_name(self) -> str:
+        return str(connections[self.alias].settings_dict["NAME"])
 
     def forget_after_fork(self) -> None:
-        for store in self._beside.values():
-            store.forget_after_fork()
+        pass  # no connection stays open between calls (on_own_connection)
 
     def acquire(self, request: LeaseRequest) -> Acquired:
-        db = self._db()
-        local = self._local(db)
-        if local is not None:
-            return local.acquire(request)
         try:
-            acquired = on_own_connection(lambda: self._acquire(db, request))
+            return on_own_connection(lambda: self._acquire(request))
         except DatabaseError as exc:
-            if not self._table_missing(db):
+            if not self._table_missing():
                 raise WorkerIdUnavailable(
-                    f"The database {db!r} is unreachable for worker-id leases: {exc}"
+                    f"The database {self.alias!r} is unreachable for worker-id leases: {exc}"
                 ) from exc
-            # A database being migrated from scratch (its first rows, django_migrations
-            # included, need ids before this app's table exists): nobody can hold a lease
-            # in it yet. Take one from the top of the pool (others start at the bottom) and
-            # write it into the table at the first heartbeat after the table exists.
-            acquired = self._in_memory.acquire(request, top_down=True)
-            self._provisional.add(request.token)
-        self._taken_in[request.token] = self._database_name(db)
+        acquired = self._in_memory.acquire(request, top_down=True)
+        self._provisional.add(request.token)
         return acquired
 
-    def _table_missing(self, db: str) -> bool:
-        table = self._model()._meta.db_table
+    def _table_missing(self) -> bool:
+        table = _model()._meta.db_table
         try:
             return on_own_connection(
-                lambda: table not in connections[db].introspection.table_names()
+                lambda: table not in connections[self.alias].introspection.table_names()
             )
         except DatabaseError:
             return False
 
-    def _acquire(self, db: str, request: LeaseRequest) -> Acquired:
-        model = self._model()
+    def _acquire(self, request: LeaseRequest) -> Acquired:
+        db, model = self.alias, _model()
         pool, owner, token, layout = request.pool, request.owner, request.token, request.layout
         ids, ttl_ms = request.workers, request.ttl_ms
         rows = {
@@ -191,14 +199,15 @@ class DatabaseLeaseStore:
         for worker in ids:
             row = rows.get(worker)
             if row is None:
-                row = LeaseInfo(pool, worker, owner, now, now + ttl_ms, -1, layout)
-                if self._create(db, row, token):
+                row = LeaseInfo(pool, worker, owner, now, now + ttl_ms, request.horizon_ms, layout)
+                if self._create(row, token):
                     return Acquired(worker, -1)
                 continue  # taken meanwhile
             if row.expires_ms > now:
                 live += 1
                 continue
-            # Compare-and-set on the expiry we read: only one taker wins an expired lease.
+            # Compare-and-set on the expiry we read: only one taker wins an expired lease
+            # (and nobody writes the horizon of an expired one: the one read is current).
             if (
                 model.objects.using(db)
                 .filter(pk=row.pk, expires_ms=row.expires_ms)
@@ -207,6 +216,7 @@ class DatabaseLeaseStore:
                     token=token,
                     acquired_ms=now,
                     expires_ms=now + ttl_ms,
+                    horizon_ms=Greatest("horizon_ms", Value(request.horizon_ms)),
                     layout=layout,
                 )
             ):
@@ -216,29 +226,41 @@ class DatabaseLeaseStore:
     def renew(
         self, pool: str, worker: int, token: str, ttl_ms: int, horizon_ms: int, *, layout: str = ""
     ) -> bool:
-        db = self._db()
-        local = self._local(db)
-        if local is not None:
-            return local.renew(pool, worker, token, ttl_ms, horizon_ms, layout=layout)
-        if self._taken_in.get(token) != self._database_name(db):
+        return self._write(pool, worker, token, ttl_ms, horizon_ms, layout, release=False)
+
+    def release(self, pool: str, worker: int, token: str, horizon_ms: int) -> None:
+        self._write(pool, worker, token, 0, horizon_ms, "", release=True)
+
+    def _write(
+        self,
+        pool: str,
+        worker: int,
+        token: str,
+        ttl_ms: int,
+        horizon_ms: int,
+        layout: str,
+        *,
+        release: bool,
+    ) -> bool:
+        if self._database_name() != self.database_name:
             return False  # taken in another database (a test database since dropped)
         owner = f"{socket.gethostname()}:{os.getpid()}"
         try:
-            renewed = on_own_connection(
-                lambda: self._renew(db, pool, worker, owner, token, ttl_ms, horizon_ms, layout)
+            written = on_own_connection(
+                lambda: self._renew(pool, worker, owner, token, ttl_ms, horizon_ms, layout, release)
             )
         except DatabaseError:
-            if token in self._provisional and self._table_missing(db):
+            if token in self._provisional and self._table_missing():
+                if release:
+                    self._in_memory.release(pool, worker, token, horizon_ms)
+                    return True
                 return self._in_memory.renew(pool, worker, token, ttl_ms, horizon_ms)
             raise
         self._provisional.discard(token)
-        if not ttl_ms:
-            self._taken_in.pop(token, None)
-        return renewed
+        return written
 
     def _renew(
         self,
-        db: str,
         pool: str,
         worker: int,
         owner: str,
@@ -246,27 +268,28 @@ class DatabaseLeaseStore:
         ttl_ms: int,
         horizon_ms: int,
         layout: str,
+        release: bool,
     ) -> bool:
-        model = self._model()
+        model = _model()
         now = _now_ms()
-        expires = now + ttl_ms if ttl_ms else 0
-        rows = model.objects.using(db).filter(pool=pool, worker=worker, token=token)
-        if rows.filter(expires_ms__gt=now).update(
-            expires_ms=expires, horizon_ms=Greatest("horizon_ms", Value(horizon_ms))
-        ):
+        expires = 0 if release else now + ttl_ms
+        # A renewal never lowers the horizon; a release records the last tick used.
+        horizon = Value(horizon_ms) if release else Greatest("horizon_ms", Value(horizon_ms))
+        rows = model.objects.using(self.alias).filter(pool=pool, worker=worker, token=token)
+        if rows.filter(expires_ms__gt=now).update(expires_ms=expires, horizon_ms=horizon):
             return True
         # No live row of ours. If the row is gone (the table was emptied, or it was
         # never written: a lease taken before the table existed), nobody else holds the
         # worker id: re-assert it, with our own horizon. Any row there, ours expired or
         # another holder's, means the lease is lost.
         row = LeaseInfo(pool, worker, owner, now, expires, horizon_ms, layout)
-        return self._create(db, row, token)
+        return self._create(row, token)
 
-    def _create(self, db: str, row: LeaseInfo, token: str) -> bool:
+    def _create(self, row: LeaseInfo, token: str) -> bool:
         """Insert the lease row ``row``; False if a row of its worker id is there already."""
         try:
-            with transaction.atomic(using=db):
-                self._model().objects.using(db).create(
+            with transaction.atomic(using=self.alias):
+                _model().objects.using(self.alias).create(
                     pool=row.pool,
                     worker=row.worker,
                     owner=row.owner,
@@ -280,19 +303,8 @@ class DatabaseLeaseStore:
             return False
         return True
 
-    def release(self, pool: str, worker: int, token: str, horizon_ms: int) -> None:
-        local = self._local(self._db())
-        if local is not None:  # a lock file is released by closing it, not by a record
-            local.release(pool, worker, token, horizon_ms)
-        else:
-            self.renew(pool, worker, token, 0, horizon_ms)
-
     def leases(self, pool: str | None = None) -> list[LeaseInfo]:
-        db = self._db()
-        local = self._local(db)
-        if local is not None:
-            return local.leases(pool)
-        rows = self._model().objects.using(db).all()  # released ones too: callers choose
+        rows = _model().objects.using(self.alias).all()  # released ones too: callers choose
         if pool:
             rows = rows.filter(pool=pool)
         try:
@@ -312,6 +324,6 @@ class DatabaseLeaseStore:
                 ]
             )
         except DatabaseError:
-            if not self._table_missing(db):
+            if not self._table_missing():
                 raise
             return self._in_memory.leases(pool)  # a database being migrated from scratch

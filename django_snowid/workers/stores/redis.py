@@ -32,8 +32,10 @@ __all__ = ["RedisLeaseStore"]
 # SERVER (both scripts) notes a change of server: a failover, a restart, a slot moved.
 # Acquire. ARGV: pool size, ttl_ms, token, owner, grace_ms (ttl + fencing margin: by then
 # every holder from before the loss has re-asserted its lease or fenced itself), first
-# (the ids tried are first .. first + size - 1), layout, run_id (added by the runner).
-# Returns {id, horizon_ms or -1}; {-1, live leases} when the pool is full; {-2, id}
+# (the ids tried are first .. first + size - 1), layout, the new holder's horizon_ms
+# (recorded at once if above the previous holders'), run_id (added by the runner).
+# Returns {id, the previous holders' horizon_ms or -1}; {-1, live leases} when the pool
+# is full; {-2, id}
 # garbage; {-3, ms} when the store lost its records less than grace_ms ago: come back
 # after ms.
 SERVER = """
@@ -74,6 +76,7 @@ for id = first, first + size - 1 do
     local lease = ARGV[4] .. '|' .. ARGV[3] .. '|' .. (now + ttl) .. '|' .. now .. '|' .. ARGV[7]
     redis.call('HSET', KEYS[1], tostring(id), lease)
     local bound = tonumber(redis.call('HGET', KEYS[1], 'until:' .. id) or '-1') or -1
+    if tonumber(ARGV[8]) > bound then redis.call('HSET', KEYS[1], 'until:' .. id, ARGV[8]) end
     return {id, bound}
   end
 end
@@ -88,7 +91,9 @@ return {-1, live}
 # less than grace_ms after the store lost its records or changed server (a replica that
 # lagged behind our renewals): nobody else can hold the id then, so the holder re-asserts
 # it with its own horizon. Returns 0, writing nothing, when another holder has the id or
-# this lease expired: a lost lease must not raise the id's horizon.
+# this lease expired: a lost lease must not raise the id's horizon. A renewal never lowers
+# the horizon; a release records horizon_ms as it is (the end of the last tick its holder
+# really used, below the horizon it recorded ahead).
 RENEW: Final = RedisScript(
     SERVER
     + """
@@ -106,7 +111,7 @@ elseif not since then
   redis.call('HSET', KEYS[1], 'since', now)
 end
 local old = tonumber(redis.call('HGET', KEYS[1], 'until:' .. id) or '-1') or -1
-if bound > old then redis.call('HSET', KEYS[1], 'until:' .. id, bound) end
+if bound > old or ttl == 0 then redis.call('HSET', KEYS[1], 'until:' .. id, bound) end
 if ttl == 0 then
   redis.call('HDEL', KEYS[1], id)
 else
@@ -126,7 +131,13 @@ def _grace_ms(ttl_ms: int) -> int:
 
 
 class RedisLeaseStore:
+    """Leases in a Redis hash per pool. A dead holder's id stays taken until its record
+    expires (Redis's clock); Redis can lose the records (a flush, a restart without
+    persistence, a failover to a replica that lagged)."""
+
     name = "redis"
+    frees_at_once = False
+    can_forget = True
 
     #: Every pool's key starts so, whatever the settings (see the scripts above).
     KEY_PREFIX = "snowid:workers:"
@@ -161,7 +172,7 @@ class RedisLeaseStore:
             redis.exceptions.TimeoutError,
         ) as exc:
             raise WorkerIdUnavailable(
-                f"Redis (cache alias {self.alias!r}) is unreachable for worker-id leases: {exc}"
+                f"Redis ({redisclient.describe()}) is unreachable for worker-id leases: {exc}"
             ) from exc
         except redis.exceptions.ResponseError as exc:
             raise WorkerIdUnavailable(
@@ -171,6 +182,7 @@ class RedisLeaseStore:
     def acquire(self, request: LeaseRequest) -> Acquired:
         r = request
         args = [r.size, r.ttl_ms, r.token, r.owner, _grace_ms(r.ttl_ms), r.first, r.layout]
+        args.append(r.horizon_ms)
         pool = r.pool
         answer = self._run(ACQUIRE, pool, args)
         worker, other = int(answer[0]), int(answer[1])
@@ -194,6 +206,9 @@ class RedisLeaseStore:
 
     def release(self, pool: str, worker: int, token: str, horizon_ms: int) -> None:
         self.renew(pool, worker, token, 0, horizon_ms)
+
+    def forget_after_fork(self) -> None:
+        pass  # the client is redisclient's, which a child opens anew
 
     def leases(self, pool: str | None = None) -> list[LeaseInfo]:
         client = self._client()

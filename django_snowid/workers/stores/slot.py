@@ -16,16 +16,23 @@ class SlotStore:
     """Host-local slots: an exclusive ``flock`` on one of N files in a directory.
 
     Unique among the processes of one host; the kernel releases a slot the moment its
-    process dies, so there is nothing to renew. Each file also keeps its holders'
-    horizon (``@<unix ms>``) and the name of the layout they issue ids of.
+    process dies, so there is nothing to renew, and the next process may take it at
+    once (``frees_at_once``). Each file also keeps its holders' horizon (``@<unix ms>``)
+    and the name of the layout they issue ids of.
+
+    The ``slot`` source's store, and the ``database`` source's on an SQLite file (its
+    lock files beside the database file: ``name`` says which, in messages).
     """
 
-    name = "slot"
+    frees_at_once = True
+    can_forget = False
 
-    def __init__(self, directory: str) -> None:
+    def __init__(self, directory: str, *, name: str = "slot") -> None:
         self.directory = directory
+        self.name = name
         self._files: dict[tuple[str, int], int] = {}
         self._layouts: dict[tuple[str, int], str] = {}
+        self._horizons: dict[tuple[str, int], int] = {}  # what each held file records
         self._lock = threading.Lock()
 
     def _path(self, pool: str, worker: int) -> str:
@@ -48,27 +55,36 @@ class SlotStore:
                 os.close(fd)
                 continue
             horizon_ms, _ = read_record(fd)
+            recorded = max(horizon_ms, request.horizon_ms)
             with self._lock:
                 self._files[(pool, worker)] = fd
                 self._layouts[(pool, worker)] = layout
-            os.pwrite(fd, _record(horizon_ms, layout), 0)
+                self._horizons[(pool, worker)] = recorded
+            os.pwrite(fd, _record(recorded, layout), 0)
             return Acquired(worker, horizon_ms)
         raise exhausted(pool, request.size, request.size)
 
     def renew(
         self, pool: str, worker: int, token: str, ttl_ms: int, horizon_ms: int, *, layout: str = ""
     ) -> bool:
-        fd = self._files.get((pool, worker))
-        if fd is None:
-            return False
-        os.pwrite(fd, _record(horizon_ms, self._layouts.get((pool, worker), layout)), 0)
+        key = (pool, worker)
+        with self._lock:  # the heartbeat and the issuing thread both write: never lower
+            fd = self._files.get(key)
+            if fd is None:
+                return False
+            horizon_ms = max(horizon_ms, self._horizons.get(key, -1))
+            os.pwrite(fd, _record(horizon_ms, self._layouts.get(key, layout)), 0)
+            self._horizons[key] = horizon_ms
         return True
 
     def release(self, pool: str, worker: int, token: str, horizon_ms: int) -> None:
-        if self.renew(pool, worker, token, 0, horizon_ms):
-            with self._lock:
-                fd = self._files.pop((pool, worker))
-                self._layouts.pop((pool, worker), None)
+        key = (pool, worker)
+        with self._lock:
+            fd = self._files.pop(key, None)
+            layout = self._layouts.pop(key, "")
+            self._horizons.pop(key, None)
+        if fd is not None:
+            os.pwrite(fd, _record(horizon_ms, layout), 0)  # the last tick really used
             os.close(fd)  # releases the lock
 
     def forget_after_fork(self) -> None:
@@ -79,6 +95,7 @@ class SlotStore:
             os.close(fd)
         self._files = {}
         self._layouts = {}
+        self._horizons = {}
         self._lock = threading.Lock()
 
     def leases(self, pool: str | None = None) -> list[LeaseInfo]:
