@@ -6,12 +6,14 @@ skipped, and the summary says so loudly.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 
 import pytest
 from django.conf import settings
 
-from tests.support import FakeClock, ThrowawayRedis
+from tests.support import LEASE_TTL_S, FakeClock, ThrowawayRedis
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
@@ -154,15 +156,54 @@ def _close_own_connections():
     close_own_connections()
 
 
-@pytest.fixture
-def throwaway_redis(tmp_path):
-    """A redis-server of the test's own, on a free port; never the shared one."""
-    server = ThrowawayRedis(str(tmp_path))
+@contextlib.contextmanager
+def _serving(workdir: str) -> Iterator[ThrowawayRedis]:
+    server = ThrowawayRedis(workdir)
     server.start()
     try:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def throwaway_redis(tmp_path):
+    """A redis-server of the test's own, on a free port; never the shared one."""
+    with _serving(str(tmp_path)) as server:
+        yield server
+
+
+@pytest.fixture
+def second_redis(tmp_path):
+    """Another throwaway redis-server: a second server, or a replica."""
+    (tmp_path / "second").mkdir()
+    with _serving(str(tmp_path / "second")) as server:
+        yield server
+
+
+@pytest.fixture
+def source(request, tmp_path):
+    """The worker-id source ``request.param`` (parametrize it with ``indirect=True``), with
+    leases of ``LEASE_TTL_S``. Redis leases are keyed by nothing a test can vary (not the
+    key prefix): each test has a redis-server of its own."""
+    from django.test import override_settings
+
+    from django_snowid.ids import issuer
+    from django_snowid.workers.lease import release_all
+
+    caches = {}
+    with contextlib.ExitStack() as stack:
+        if request.param == "redis":
+            caches = {"CACHES": stack.enter_context(_serving(str(tmp_path))).caches()}
+        with override_settings(
+            SNOWID_WORKER_ID_SOURCE=request.param,
+            SNOWID_WORKER_SLOT_DIR=str(tmp_path / "slots"),
+            SNOWID_WORKER_LEASE_TTL_S=LEASE_TTL_S,
+            **caches,
+        ):
+            yield request.param
+            issuer.reset()
+            release_all()  # leases taken outside the registry too: none outlives its test
 
 
 @pytest.fixture(params=[pytest.param("redis", marks=pytest.mark.redis), "database"])

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
+import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
@@ -11,6 +14,11 @@ from django_snowid.core.layout import DEFAULT_EPOCH
 
 EPOCH_NS = int(DEFAULT_EPOCH.timestamp()) * 1_000_000_000
 MS = 1_000_000
+
+
+#: The time-to-live of the worker-id leases in tests of several processes (conftest's
+#: ``source`` fixture): a heartbeat every 0.5 s.
+LEASE_TTL_S = 1.5
 
 
 class FakeClock:
@@ -218,6 +226,16 @@ class Children:
         process.start()
         self.processes.append(process)
         return process
+
+    def kill_when_running(self, target: Callable[..., object], *args: Any, after_s: float) -> None:
+        """Start ``target(*args, ready)``; once it sets ``ready``, let it run ``after_s``
+        seconds more and kill it with SIGKILL (no exit handler, no ``finally``)."""
+        ready = self.context.Event()
+        process = self.start(target, *args, ready)
+        assert ready.wait(20), "the child never got ready"
+        time.sleep(after_s)
+        os.kill(process.pid, signal.SIGKILL)
+        process.join()
 
     def results(self, count: int | None = None, timeout: float = 60) -> list[Any]:
         """``count`` replies (default: one a child started), in the order they came."""

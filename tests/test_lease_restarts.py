@@ -10,47 +10,21 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import signal
 import time
 
 import pytest
 from django.db import connections
-from django.test import override_settings
 
 from django_snowid.core.layout import PRESETS
 from django_snowid.exceptions import WorkerIdError
-from django_snowid.ids import issuer as process_ids
 from django_snowid.workers.lease import lease_generator, lease_of, release_all
-from tests.support import ThrowawayRedis
+from tests.support import LEASE_TTL_S, Children
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 CLASSIC = PRESETS["classic"]
-TTL_S = 1.5
+TTL_S = LEASE_TTL_S
 SOURCES = [pytest.param("redis", marks=pytest.mark.redis), "database", "slot"]
-
-
-@pytest.fixture
-def source(request, tmp_path):
-    # Redis leases are keyed by nothing a test can vary: a redis-server of the test's own.
-    server = ThrowawayRedis(str(tmp_path)) if request.param == "redis" else None
-    caches = {}
-    if server is not None:
-        server.start()
-        caches = {"CACHES": server.caches()}
-    try:
-        with override_settings(
-            SNOWID_WORKER_ID_SOURCE=request.param,
-            SNOWID_WORKER_SLOT_DIR=str(tmp_path / "slots"),
-            SNOWID_WORKER_LEASE_TTL_S=TTL_S,
-            **caches,
-        ):
-            yield request.param
-            process_ids.reset()
-            release_all()
-    finally:
-        if server is not None:
-            server.stop()
 
 
 def _issue_to_file(source: str, path: str, ready) -> None:
@@ -65,15 +39,8 @@ def _issue_to_file(source: str, path: str, ready) -> None:
 def _kill_a_holder(source: str, issued_path: str) -> set[int]:
     """A real process takes worker id 0, issues ids for half a second (before its first
     heartbeat, before it fences itself) and is killed with SIGKILL; the ids it issued."""
-    connections.close_all()
-    context = multiprocessing.get_context("fork")
-    ready = context.Event()
-    holder = context.Process(target=_issue_to_file, args=(source, issued_path, ready))
-    holder.start()
-    assert ready.wait(20)
-    time.sleep(0.5)
-    os.kill(holder.pid, signal.SIGKILL)
-    holder.join()
+    with Children() as children:
+        children.kill_when_running(_issue_to_file, source, issued_path, after_s=0.5)
     with open(issued_path) as file:
         issued = {int(line) for line in file if line.strip()}
     assert CLASSIC.decode(max(issued)).node == 0

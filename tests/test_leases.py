@@ -22,12 +22,11 @@ from django_snowid.exceptions import (
     WorkerPoolExhausted,
 )
 from django_snowid.ids import issuer as process_ids
-from django_snowid.workers.lease import get_lease_store, lease_generator, pool_for, release_all
+from django_snowid.workers.lease import get_lease_store, lease_generator, pool_for
 from tests.support import (
     MS,
     Children,
     FakeClock,
-    ThrowawayRedis,
     free_port,
     held_slots,
     redis_caches,
@@ -47,30 +46,6 @@ STORES = [
     "database",
     "slot",
 ]
-
-
-@pytest.fixture
-def source(request, tmp_path):
-    # Redis leases are keyed by nothing a test can vary (not the key prefix): each test
-    # has a redis-server of its own.
-    server = ThrowawayRedis(str(tmp_path)) if request.param == "redis" else None
-    caches = {}
-    if server is not None:
-        server.start()
-        caches = {"CACHES": server.caches()}
-    try:
-        with override_settings(
-            SNOWID_WORKER_ID_SOURCE=request.param,
-            SNOWID_WORKER_SLOT_DIR=str(tmp_path / "slots"),
-            SNOWID_WORKER_LEASE_TTL_S=1.5,
-            **caches,
-        ):
-            yield request.param
-            process_ids.reset()
-            release_all()  # leases taken outside the registry too: none outlives its test
-    finally:
-        if server is not None:
-            server.stop()
 
 
 def _issue_50k(source: str) -> tuple[int, list[int]]:

@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import multiprocessing
-import os
-import signal
 import time
 from typing import Any
 
@@ -23,23 +20,12 @@ from django.db import connections
 from django.test import override_settings
 
 from tests.redis_topologies import Writers
-from tests.support import ThrowawayRedis
+from tests.support import Children
 from tests.testapp.models import ShopOrder
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 PER_PROCESS = 20
-
-
-@pytest.fixture
-def second_redis(tmp_path):
-    (tmp_path / "second").mkdir()
-    server = ThrowawayRedis(str(tmp_path / "second"))
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _save(
@@ -133,15 +119,8 @@ def _save_until_killed(overrides: dict[str, Any], ready: Any) -> None:
 @pytest.mark.parametrize("backend", ["redis", "database"])
 def test_a_process_killed_while_saving(throwaway_redis, backend):
     store = {"SNOWID_ORDER_BACKEND": backend, "CACHES": throwaway_redis.caches()}
-    connections.close_all()
-    context = multiprocessing.get_context("fork")
-    ready = context.Event()
-    child = context.Process(target=_save_until_killed, args=(store, ready))
-    child.start()
-    assert ready.wait(20)
-    time.sleep(0.3)
-    os.kill(child.pid, signal.SIGKILL)
-    child.join()
+    with Children() as children:
+        children.kill_when_running(_save_until_killed, store, after_s=0.3)
     phases = Phases()
     phases.run(store, store)
     # Every row, the killed process's included: no position twice.

@@ -21,7 +21,7 @@ from django_snowid.sequences import next_value, next_values
 from django_snowid.sequences.stores import get_store as get_sequence_store
 from django_snowid.sequences.stores.database import read_marks
 from tests.redis_topologies import FAILOVERS, Writers, failover_topology
-from tests.support import ThrowawayRedis, set_order_state
+from tests.support import set_order_state
 from tests.testapp.models import ShopOrder
 
 pytestmark = pytest.mark.redis
@@ -29,14 +29,8 @@ PROCESSES = 4
 
 
 @pytest.fixture
-def replica(tmp_path):
-    (tmp_path / "replica").mkdir()
-    server = ThrowawayRedis(str(tmp_path / "replica"))
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+def replica(second_redis):
+    return second_redis
 
 
 @pytest.mark.django_db(transaction=True)

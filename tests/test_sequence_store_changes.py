@@ -7,10 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import multiprocessing
-import os
-import signal
-import time
 from typing import Any
 
 import pytest
@@ -21,24 +17,13 @@ from django_snowid.db.connections import close_own_connections
 from django_snowid.sequences import next_value, next_values
 from django_snowid.sequences.stores.database import read_marks
 from tests.redis_topologies import Writers
-from tests.support import ThrowawayRedis
+from tests.support import Children
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 # Each draw is a block larger than a raise (10 values): a store uses up its headroom in
 # a few draws, whatever it raised ahead, and has to raise the mark again and again.
 BLOCKS, BLOCK = 6, 25
-
-
-@pytest.fixture
-def second_redis(tmp_path):
-    (tmp_path / "second").mkdir()
-    server = ThrowawayRedis(str(tmp_path / "second"))
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _draw(overrides: dict[str, Any], _event: Any, results: Any, n: int) -> None:
@@ -121,16 +106,10 @@ def _draw_until_killed(overrides: dict[str, Any], path: str, ready: Any) -> None
 @pytest.mark.parametrize("backend", ["redis", "database"])
 def test_a_process_killed_while_drawing(steps, throwaway_redis, tmp_path, backend):
     store = {"SNOWID_SEQUENCE_BACKEND": backend, "CACHES": throwaway_redis.caches()}
-    connections.close_all()
     close_own_connections()
-    context = multiprocessing.get_context("fork")
-    ready, path = context.Event(), str(tmp_path / "drawn")
-    child = context.Process(target=_draw_until_killed, args=(store, path, ready))
-    child.start()
-    assert ready.wait(20)
-    time.sleep(0.3)
-    os.kill(child.pid, signal.SIGKILL)
-    child.join()
+    path = str(tmp_path / "drawn")
+    with Children() as children:
+        children.kill_when_running(_draw_until_killed, store, path, after_s=0.3)
     with open(path) as file:
         drawn = [int(line) for line in file if line.strip()]
     _check(drawn + _phase(store, store))

@@ -41,12 +41,7 @@ def _issue_to_file(path: str, ready) -> None:
 def test_killed_slot_holder_restarted_with_its_clock_behind_repeats_no_id(slots, tmp_path):
     issued_path = str(tmp_path / "issued")
     with Children() as children:
-        ready = children.context.Event()
-        holder = children.start(_issue_to_file, issued_path, ready)
-        assert ready.wait(20)
-        time.sleep(1.0)
-        os.kill(holder.pid, signal.SIGKILL)
-        holder.join()
+        children.kill_when_running(_issue_to_file, issued_path, after_s=1.0)
     with open(issued_path) as file:
         before = {int(line) for line in file if line.strip()}
     assert before
