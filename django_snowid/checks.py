@@ -18,13 +18,16 @@ from django.core.checks import CheckMessage, Error, Tags, Warning
 from django.core.checks import register as register_check
 
 from .conf import conf
-from .exceptions import RedisClientError
+from .core.layout import Layout, parse_epoch
+from .exceptions import LayoutError, RedisClientError
+from .layouts import build_layout, layout_names
 from .redis.client import factory
 
 __all__ = [
     "CHECKS",
     "HINT",
     "Check",
+    "configured_layouts",
     "error",
     "is_number",
     "redis_cache_problem",
@@ -85,3 +88,23 @@ def register(checks: Iterable[Check]) -> None:
     """Register ``checks`` (a feature's ``CHECKS``) with Django; called by ``ready()``."""
     for check, tag in checks:
         register_check(check, tag)
+
+
+def configured_layouts() -> tuple[list[Layout], list[CheckMessage]]:
+    """The layouts of the settings that build, and an E003 for each that does not."""
+    layouts: list[Layout] = []
+    errors: list[CheckMessage] = []
+    try:
+        parse_epoch(conf.EPOCH)
+        epoch_error = ""
+    except LayoutError as exc:
+        epoch_error = str(exc)
+    for name in layout_names():
+        setting = "SNOWID_LAYOUT" if name == "default" else f"SNOWID_LAYOUTS[{name!r}]"
+        try:
+            layouts.append(build_layout(name))
+        except (LayoutError, TypeError) as exc:
+            if str(exc) == epoch_error:
+                continue  # the shared SNOWID_EPOCH: E001 says it once, not once a layout
+            errors.append(error(f"{setting} is invalid: {exc}", "django_snowid.E003"))
+    return layouts, errors

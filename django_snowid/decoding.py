@@ -18,8 +18,8 @@ from .core.digits import parse_digits
 from .core.layout import DecodedId, Layout
 from .core.order_format import DecodedOrderNumber, OrderNumberFormat
 from .exceptions import InvalidId, LayoutError, SnowidError
-from .ids.issuer import get_layout, layout_names
 from .inventory import field_label, get_field
+from .layouts import get_layout, layout_names
 
 __all__ = [
     "DecodedRow",

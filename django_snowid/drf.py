@@ -30,7 +30,7 @@ from .core.order_format import OrderNumberFormat
 from .encoders import MAX_SAFE_INTEGER
 from .exceptions import InvalidId
 from .fields import OrderNumberField, SnowflakeAutoField, SnowflakeField
-from .ids.issuer import get_layout
+from .layouts import get_layout
 from .orders.formats import build_format
 
 __all__ = [

@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 
 import django_snowid
 from django_snowid.exceptions import InvalidId
-from django_snowid.ids.issuer import get_layout
+from django_snowid.layouts import get_layout
 from tests.support import manage_in_subprocess
 
 ROOT = Path(__file__).resolve().parent.parent

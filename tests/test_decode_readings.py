@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from django_snowid.decoding import decode_tokens
-from django_snowid.ids.issuer import get_layout
+from django_snowid.layouts import get_layout
 from tests.testapp.models import (
     DecimalOrder,
     Product,

@@ -9,7 +9,7 @@ from django.test import override_settings
 from rest_framework.schemas.openapi import AutoSchema
 
 from django_snowid.drf import ID_PATTERN, SnowflakeIdField
-from django_snowid.ids.issuer import get_layout
+from django_snowid.layouts import get_layout
 from tests.testapp.api import (
     ProductSerializer,
     ReviewSerializer,

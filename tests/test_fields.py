@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext, isolate_apps
 
 import django_snowid
 from django_snowid.fields import OrderNumberField, SnowflakeAutoField, SnowflakeField
-from django_snowid.ids.issuer import get_layout
+from django_snowid.layouts import get_layout
 from django_snowid.sequences.fields import SequenceField, SequenceTextField
 from tests.testapp.models import Product, Review, Ticket
 

@@ -89,7 +89,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 #: first pattern that matches a module (its name without ``django_snowid.``) places it.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("core", "core.*", "exceptions"),  # pure: neither Django nor Redis
-    ("conf",),
+    ("conf", "layouts"),
     ("db", "db.*", "redis", "redis.*", "inventory", "models", "sequences.models", "checks"),
     # What a feature builds on: where its state lives, its options, its parts.
     (

@@ -13,41 +13,20 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Tags
 from django.utils.module_loading import import_string
 
-from ..checks import Check, error, warning
+from ..checks import Check, configured_layouts, error, warning
 from ..conf import conf
-from ..core.layout import Layout, parse_epoch
+from ..core.layout import parse_epoch
 from ..db.private import default_auto_field_overridden
 from ..exceptions import LayoutError
 from .fields import SnowflakeAutoField
-from .issuer import build_layout, layout_names
 
-__all__ = ["CHECKS", "configured_layouts"]
+__all__ = ["CHECKS"]
 
 EXHAUSTION_WARNING = timedelta(days=3653)  # ten years
 
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
-
-
-def configured_layouts() -> tuple[list[Layout], list[CheckMessage]]:
-    """The layouts of the settings that build, and an E003 for each that does not."""
-    layouts: list[Layout] = []
-    errors: list[CheckMessage] = []
-    try:
-        parse_epoch(conf.EPOCH)
-        epoch_error = ""
-    except LayoutError as exc:
-        epoch_error = str(exc)
-    for name in layout_names():
-        setting = "SNOWID_LAYOUT" if name == "default" else f"SNOWID_LAYOUTS[{name!r}]"
-        try:
-            layouts.append(build_layout(name))
-        except (LayoutError, TypeError) as exc:
-            if str(exc) == epoch_error:
-                continue  # the shared SNOWID_EPOCH: E001 says it once, not once a layout
-            errors.append(error(f"{setting} is invalid: {exc}", "django_snowid.E003"))
-    return layouts, errors
 
 
 def check_epoch(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:

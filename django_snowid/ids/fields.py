@@ -14,7 +14,8 @@ from django.db import models
 from ..core.layout import DecodedId, Layout
 from ..exceptions import LayoutError
 from ..generated import GeneratedField
-from .issuer import get_generator, get_layout, layout_names
+from ..layouts import get_layout, layout_names
+from .issuer import get_generator
 from .lookups import LOOKUPS
 
 __all__ = ["SnowflakeAutoField", "SnowflakeField"]

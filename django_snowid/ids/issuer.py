@@ -1,4 +1,4 @@
-"""This process's layouts and generators, one per layout name, and the fork guard; the
+"""This process's generators, one per layout name, and the fork guard; the
 public functions that issue and decode ids with them (``next_id``, ``next_ids``,
 ``decode``).
 
@@ -12,34 +12,21 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping
 
 from django.db.models import Field
 
 from .. import inventory
 from ..conf import conf, on_settings_changed
 from ..core.generator import SnowflakeGenerator
-from ..core.layout import DecodedId, Layout, layout_from_spec
-from ..exceptions import LayoutError, StaticWorkerIdAfterFork
+from ..core.layout import DecodedId, Layout
+from ..exceptions import StaticWorkerIdAfterFork
+from ..layouts import DEFAULT, get_layout
 from ..workers.lease import lease_generator, lease_of
-from ..workers.sources import LEASE_SOURCES, WorkerId, resolve_worker_id
+from ..workers.sources import LEASE_SOURCES, resolve_worker_id, worker_node
 
-__all__ = [
-    "build_layout",
-    "decode",
-    "get_generator",
-    "get_layout",
-    "layout_names",
-    "next_id",
-    "next_ids",
-    "reset",
-    "worker_node",
-]
-
-DEFAULT = "default"
+__all__ = ["decode", "get_generator", "next_id", "next_ids", "reset"]
 
 _lock = threading.Lock()
-_layouts: dict[str, Layout] = {}
 _generators: dict[str, SnowflakeGenerator] = {}
 # Node values this process's generators used, and those its parent had used when it
 # forked us: a child must not take any of the latter.
@@ -49,37 +36,6 @@ _forked_from: int | None = None
 # The environment this process was forked with: an "env" worker id still equal to it
 # came unchanged from the parent, which hands it to every sibling too.
 _environ_at_fork: dict[str, str] = {}
-
-
-def layout_names() -> list[str]:
-    """``"default"`` and every name in ``SNOWID_LAYOUTS``."""
-    return [DEFAULT, *(name for name in conf.LAYOUTS if name != DEFAULT)]
-
-
-def build_layout(name: str | None = None) -> Layout:
-    """Build a layout from the settings, without caching (the system checks use this)."""
-    name = name or DEFAULT
-    if name == DEFAULT:
-        return layout_from_spec(conf.LAYOUT, epoch=conf.EPOCH, name=DEFAULT)
-    spec = conf.LAYOUTS.get(name)
-    if spec is None:
-        named = sorted(n for n in conf.LAYOUTS if n != DEFAULT)
-        raise LayoutError(
-            f"Unknown layout {name!r}: the layouts are {DEFAULT!r} (SNOWID_LAYOUT) and "
-            f"those SNOWID_LAYOUTS names ({', '.join(map(repr, named)) or 'none'})."
-        )
-    return layout_from_spec(spec, epoch=conf.EPOCH, name=name)
-
-
-def get_layout(name: str | Layout | None = None) -> Layout:
-    """The layout called ``name`` in the settings (``None``: ``SNOWID_LAYOUT``)."""
-    if isinstance(name, Layout):
-        return name
-    key = name or DEFAULT
-    layout = _layouts.get(key)
-    if layout is None:
-        layout = _layouts.setdefault(key, build_layout(key))
-    return layout
 
 
 def get_generator(name: str | None = None) -> SnowflakeGenerator:
@@ -114,17 +70,6 @@ def decode(value: int | str, *, layout: str | Layout | None = None) -> DecodedId
     an id of that layout.
     """
     return get_layout(layout).decode(value)
-
-
-def worker_node(layout: Layout, worker: WorkerId) -> int:
-    """The node value of ``worker`` in ``layout``.
-
-    Named parts apply to layouts with those part names; for another layout they are read
-    as the integer they make in the default layout, which must fit that layout's node.
-    """
-    if isinstance(worker, Mapping) and set(worker) != {p.name for p in layout.node_parts}:
-        worker = build_layout(DEFAULT).node_value(worker)
-    return layout.node_value(worker)
 
 
 def _create_generator(key: str) -> SnowflakeGenerator:
@@ -183,14 +128,13 @@ def _drop(key: str) -> None:
 
 
 def reset() -> None:
-    """Forget every layout and generator; the next call builds them from the settings.
+    """Forget every generator; the next call builds them from the settings.
 
     Leases held for the dropped generators are released. Runs whenever a ``SNOWID_*``
     setting changes (``conf.on_settings_changed``).
     """
     with _lock:
         generators = list(_generators.values())
-        _layouts.clear()
         _generators.clear()
     for generator in generators:
         lease = lease_of(generator)

@@ -8,13 +8,11 @@ from typing import Any
 
 from django.core.checks import CheckMessage, Tags
 
-from ..checks import Check, error, is_number, redis_cache_problem, warning
+from ..checks import Check, configured_layouts, error, is_number, redis_cache_problem, warning
 from ..conf import SnowidSettings, conf
 from ..exceptions import LayoutError, WorkerIdError
-from ..ids.checks import configured_layouts
-from ..ids.issuer import worker_node
 from .pool import pool_for
-from .sources import LEASE_SOURCES, resolve_worker_id
+from .sources import LEASE_SOURCES, resolve_worker_id, worker_node
 
 __all__ = ["CHECKS", "check_worker_id", "check_worker_settings"]
 

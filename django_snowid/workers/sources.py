@@ -8,7 +8,9 @@ from typing import get_args
 
 from ..conf import WorkerIdSource, conf
 from ..core.digits import parse_digits
+from ..core.layout import Layout
 from ..exceptions import InvalidId, WorkerIdError
+from ..layouts import DEFAULT, build_layout
 
 __all__ = [
     "LEASE_SOURCES",
@@ -16,6 +18,7 @@ __all__ = [
     "WorkerId",
     "parse_worker_id",
     "resolve_worker_id",
+    "worker_node",
 ]
 
 #: The worker-id sources (``conf.WorkerIdSource``), and those that lease.
@@ -60,3 +63,14 @@ def resolve_worker_id() -> WorkerId:
             )
         return parse_worker_id(raw, origin=f"The environment variable {name}")
     raise WorkerIdError(f"SNOWID_WORKER_ID_SOURCE is {source!r}; expected one of {list(SOURCES)}.")
+
+
+def worker_node(layout: Layout, worker: WorkerId) -> int:
+    """The node value of ``worker`` in ``layout``.
+
+    Named parts apply to layouts with those part names; for another layout they are read
+    as the integer they make in the default layout, which must fit that layout's node.
+    """
+    if isinstance(worker, Mapping) and set(worker) != {p.name for p in layout.node_parts}:
+        worker = build_layout(DEFAULT).node_value(worker)
+    return layout.node_value(worker)

@@ -13,8 +13,8 @@ from ...core.layout import DecodedId, iso_utc
 from ...core.order_format import DecodedOrderNumber, OrderNumberFormat
 from ...decoding import DecodedRow, decode_tokens, parse_token
 from ...exceptions import InvalidId, SnowidError
-from ...ids.issuer import get_layout
 from ...inventory import get_field
+from ...layouts import get_layout
 from ...orders.formats import FORMAT_OPTIONS
 
 
