@@ -38,9 +38,16 @@ def test_demo_runs_twice_and_recovery_finds_nothing_to_do(tmp_path):
     assert first.returncode == 0, first.stderr
     assert "log in as admin / admin" in first.stdout
     assert "-> database 'default'" in first.stdout
-    second = manage("shop_demo", db=db)  # a second run adds rows, reissues nothing
+    assert "4 products and 5 orders" in first.stdout
+    second = manage("shop_demo", db=db)  # a second run creates nothing and says so
     assert second.returncode == 0, second.stderr
-    assert "8 products and 10 orders" in second.stdout
+    assert "nothing created" in second.stdout and "nothing created" not in first.stdout
+    assert "4 products and 5 orders" in second.stdout
+    # ... and shows the first run's rows again, the same ids and numbers.
+    assert (
+        second.stdout.split("Products (bulk_create):")[1]
+        == (first.stdout.split("Products (bulk_create):")[1])
+    )
     recovered = manage("snowid_recover", db=db)
     assert recovered.returncode == 0 and "unchanged" in recovered.stdout
     check = manage("makemigrations", "--check", "--dry-run", db=db)
