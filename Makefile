@@ -12,7 +12,7 @@ MYSQL_EXTRA := $(shell pkg-config --exists libmariadb 2>/dev/null || pkg-config 
 PY312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do "$$p" -c '' 2>/dev/null && { echo "$$p"; break; }; done)
 PYTEST_FLAGS ?= -q
 
-.PHONY: help demo test typecheck test-sqlite test-postgresql test-mariadb test-isolation test-django42 \
+.PHONY: help demo screenshots test typecheck test-sqlite test-postgresql test-mariadb test-isolation test-django42 \
         test-django6 bench lint clean
 
 help:
@@ -20,6 +20,7 @@ help:
 	@echo "            (SQLite), create rows, and print how to start its server and log in"
 	@echo "make test   set up and run the whole test suite (SQLite, PostgreSQL, MariaDB)"
 	@echo "make bench  run the benchmarks"
+	@echo "make screenshots  the docs' admin screenshots (docs/_static/screenshots), headless Chromium"
 	@echo "make lint   ruff and mypy (make typecheck: mypy alone)"
 
 # ------------------------------------------------------------------ setup
@@ -40,6 +41,12 @@ $(DEMO_VENV)/.installed: pyproject.toml
 demo: $(DEMO_VENV)/.installed
 	cd example_project && ../$(DEMO_VENV)/bin/python manage.py migrate --noinput -v 0
 	cd example_project && ../$(DEMO_VENV)/bin/python manage.py shop_demo
+
+# The documentation's admin screenshots, from the example shop in a fresh database, taken
+# with the headless Chromium the browser tests use (SNOWID_CHROMIUM, or chromium on PATH).
+SCREENSHOTS_DIR ?= docs/_static/screenshots
+screenshots: $(BIN)/.installed
+	$(BIN)/python example_project/screenshots.py $(SCREENSHOTS_DIR)
 
 # ------------------------------------------------------------------ tests
 test: $(BIN)/.installed
