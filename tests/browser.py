@@ -1,9 +1,10 @@
 """What the browser tests share: Debian's Chromium driven by Playwright, logging in to the
 admin, and a measure of what a page cuts off.
 
-Import the fixtures into a test module (``from tests.browser import browser, page``);
-the tests that use them are marked ``browser`` and skipped (or failed under ``CI=true``)
-when Chromium or Playwright is missing.
+The fixtures ``browser`` (one Chromium per module) and ``page`` (a fresh context per
+test) reach every test through ``conftest.py``; the tests that use them are marked
+``browser`` and skipped (or failed under ``CI=true``) when Chromium or Playwright is
+missing.
 """
 
 from __future__ import annotations
@@ -35,6 +36,13 @@ def browser() -> Iterator[Any]:
             launched.close()
     finally:
         os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context()
+    yield context.new_page()
+    context.close()
 
 
 def log_in(page: Any, url: str, username: str, password: str) -> None:

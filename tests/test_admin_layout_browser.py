@@ -14,7 +14,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from django_snowid.layouts import get_layout
-from tests.browser import browser, clipped_cells, clipped_text, log_in  # noqa: F401
+from tests.browser import clipped_cells, clipped_text, log_in
 from tests.testapp.models import DecimalOrder, Product, Purchase, Shopper
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
@@ -25,7 +25,7 @@ NAMES = ["Ada Lovelace", "Grace Hopper", "Katherine Johnson", "Alan Turing", "Ed
 
 
 @pytest.fixture
-def open_page(browser, live_server, tmp_path):  # noqa: F811
+def open_page(browser, live_server, tmp_path):
     User.objects.create_superuser("boss", password="pw-boss")
     contexts = []
 
