@@ -32,7 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchmarks.settings")
+os.environ["DJANGO_SETTINGS_MODULE"] = "benchmarks.settings"  # its own app and database
 os.environ["SNOWID_BENCH_DB"] = "postgresql"
 
 
