@@ -14,10 +14,12 @@ from django.db import connection
 from django.test import override_settings
 
 from django_snowid.audit import run_audit
+from django_snowid.audit.scan import column_values
 from django_snowid.layouts import get_layout
 from django_snowid.sequences.models import SequenceMark
 from tests.testapp.models import (
     Customer,
+    DecimalOrder,
     Product,
     Review,
     ShardedOrder,
@@ -212,19 +214,33 @@ def test_values_outside_the_order_format_are_found():
     assert "yyMMddHHmmss" in details and "sequence 0" in details
 
 
-def test_an_order_position_issued_twice_is_found():
+@pytest.mark.parametrize("model", [ShopOrder, DecimalOrder])
+def test_an_order_position_issued_twice_is_found(model):
     """Two numbers of one stream at one second and sequence, with different shards: what a
-    Redis restart inside that second leaves (trap 5)."""
-    fmt = order_format()
+    Redis restart inside that second leaves (trap 5). Binary and decimal packing."""
+    fmt = model._meta.get_field("number").format
     second = now_second(fmt) - 5
-    first = ShopOrder.objects.create(user_id=1, number=fmt.compose(second, 4, 1))
-    again = ShopOrder.objects.create(user_id=2, number=fmt.compose(second, 5, 2))
-    plant(ShopOrder, again.pk, "number", fmt.compose(second, 4, 2))
-    status, report = audit_json("testapp.ShopOrder")
+    first = model.objects.create(user_id=1, number=fmt.compose(second, 4, 1))
+    model.objects.create(user_id=3, number=fmt.compose(second, 4, 3) + 1)  # shard 4: fine
+    again = model.objects.create(user_id=2, number=fmt.compose(second, 5, 2))
+    plant(model, again.pk, "number", fmt.compose(second, 4, 2))
+    status, report = audit_json(model._meta.label)
     assert status == 1
-    assert report["counts"] == {"order_position_repeated": 1}
-    (found,) = report["findings"]
-    assert found["other"] == f"testapp.ShopOrder.number pk={first.pk}"
+    assert report["counts"] == {"order_position_repeated": 2}
+    found = report["findings"]
+    label = f"{model._meta.label}.number"
+    assert found[0]["other"] == f"{label} pk={first.pk}"
+    assert found[1]["other"] == f"{label} pk={again.pk}"
+
+
+def test_a_column_whose_values_repeat_is_read_past_value_and_pk():
+    """Keyset pages of a non-unique column continue past (value, pk): none is skipped."""
+    product = Product.objects.create(name="p")
+    reviews = {Review.objects.create(product=product).pk for _ in range(3)}
+    field = Review._meta.get_field("product")
+    read = list(column_values(field, batch_size=1))
+    assert sorted(pk for _, pk in read) == sorted(reviews)
+    assert {value for value, _ in read} == {product.pk}
 
 
 def test_sequence_values_above_the_mark_are_found():
