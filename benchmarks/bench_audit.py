@@ -11,6 +11,7 @@ all in the past), then measures, in the same run:
   in the batches the audit reads, no check made: the cost of reading alone;
 - ``snowid_audit --model benchapp.SnowRow``: the same pass with every check.
 
+The passes run ``--repeat`` times (default 3), in rotating order; medians are compared.
 Memory: the peak resident size of this process (``ru_maxrss``) after the fill and after
 each pass; it stays flat as the table grows when reading is batched. Then a pass of
 ``--traced-rows`` rows (default 200,000) under ``tracemalloc`` gives the peak of Python
@@ -25,6 +26,7 @@ import io
 import json
 import os
 import resource
+import statistics
 import sys
 import time
 import tracemalloc
@@ -46,6 +48,7 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--batch-size", type=int, default=10_000)
     parser.add_argument("--traced-rows", type=int, default=200_000)
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of the timed passes")
     args = parser.parse_args()
 
     import django
@@ -120,22 +123,29 @@ def main() -> int:
         print(f"  layout {layout.name}: {layout.describe()}")
         filled = fill(rows)
         print(f"  filled in {filled:.1f} s (generate_series); peak RSS {rss_mib():.0f} MiB")
+        print(f"  load average before: {os.getloadavg()[0]:.1f} (2 cores are shared)")
         print()
-        print(f"  {'what':<44} {'seconds':>8} {'rows/s':>12} {'x audit':>8} {'peak RSS':>9}")
-        results = []
-        for what, run in (
+        passes = [
             ("SELECT count(*) (server only)", count_star),
             ("keyset pass, no check (reading alone)", keyset_pass),
             ("snowid_audit (every check)", audit),
-        ):
-            seconds = run()
-            results.append((what, seconds, rss_mib()))
-        audit_seconds = results[-1][1]
-        for what, seconds, rss in results:
+        ]
+        # Each round runs every pass, in an order that rotates: load from other work hits
+        # them alike. The medians are compared.
+        spent: list[list[float]] = [[] for _ in passes]
+        for round_ in range(args.repeat):
+            for turn in range(len(passes)):
+                index = (round_ + turn) % len(passes)
+                spent[index].append(passes[index][1]())
+        medians = [statistics.median(times) for times in spent]
+        print(f"  {'what':<40} {'median s':>9} {'range s':>13} {'rows/s':>12} {'x audit':>8} ")
+        for (what, _), times, median in zip(passes, spent, medians, strict=True):
             print(
-                f"  {what:<44} {seconds:8.2f} {rows / seconds:12,.0f} "
-                f"{audit_seconds / seconds:8.2f} {rss:7.0f} MiB"
+                f"  {what:<40} {median:9.2f} {min(times):6.2f}-{max(times):<6.2f} "
+                f"{rows / median:12,.0f} {medians[-1] / median:8.2f}"
             )
+        print(f"  (median of {args.repeat}; load average after: {os.getloadavg()[0]:.1f})")
+        print(f"  peak RSS after every pass: {rss_mib():.0f} MiB")
         traced = min(args.traced_rows, rows)
         tracemalloc.start()
         keyset_pass(traced)

@@ -77,59 +77,55 @@ def _audit_layout(
     leased_shift = layout.node_shift
     leased_mask = (1 << leased_bits) - 1
     leased_limit = _leased_limit(layout)
+
+    def outside(each: Any, pk: Any, value: int, why: str) -> None:
+        report.add(Finding("id_outside_layout", labels[id(each)], str(pk), str(value), why))
+
     counts = dict.fromkeys(labels, 0)
-    previous: tuple[int, Any, Any] | None = None  # (position, field, pk)
+    # The row before, in the run sorted by value: (position, field, pk).
+    last_position, last_field, last_pk = -1, None, None
     for value, each, pk in merged_values(members, batch_size=batch_size, using=using):
         counts[id(each)] += 1
         if value < 0 or value > max_id:
-            report.add(
-                Finding(
-                    "id_outside_layout",
-                    labels[id(each)],
-                    str(pk),
-                    str(value),
-                    f"outside 0..{max_id}, the ids of layout {layout.name!r} ({layout.describe()})",
-                )
+            outside(
+                each,
+                pk,
+                value,
+                f"outside 0..{max_id}, the ids of layout {layout.name!r} ({layout.describe()})",
             )
             continue
         if value > latest:
+            made = layout.time_of_tick(value >> layout.time_shift).isoformat()
             report.add(
                 Finding(
                     "id_from_future",
                     labels[id(each)],
                     str(pk),
                     str(value),
-                    f"made at {layout.time_of_tick(value >> layout.time_shift).isoformat()}, "
-                    f"after {latest_text} (now + tolerance)",
+                    f"made at {made}, after {latest_text} (now + tolerance)",
                 )
             )
         if value & max_shard and id(each) in unsharded:
-            report.add(
-                Finding(
-                    "id_outside_layout",
-                    labels[id(each)],
-                    str(pk),
-                    str(value),
-                    f"shard bits {value & max_shard} set, but the field has no shard_from: "
-                    "its ids end with shard 0",
-                )
+            outside(
+                each,
+                pk,
+                value,
+                f"shard bits {value & max_shard} set, but the field has "
+                "no shard_from: its ids end with shard 0",
             )
         if leased_limit is not None and (value >> leased_shift) & leased_mask >= leased_limit:
             worker = (value >> leased_shift) & leased_mask
-            report.add(
-                Finding(
-                    "id_outside_layout",
-                    labels[id(each)],
-                    str(pk),
-                    str(value),
-                    f"leased worker id {worker}, but SNOWID_WORKER_POOL_SIZE={leased_limit} "
-                    "leases only 0.."
-                    f"{leased_limit - 1}",
-                )
+            outside(
+                each,
+                pk,
+                value,
+                f"leased worker id {worker}, but "
+                f"SNOWID_WORKER_POOL_SIZE={leased_limit} leases only 0..{leased_limit - 1}",
             )
         position = value >> shard_bits
-        if previous is not None and previous[0] == position:
+        if position == last_position:
             decoded = layout.decode(value)
+            other = f"{labels[id(last_field)]} pk={last_pk}"
             report.add(
                 Finding(
                     "worker_tick_reused",
@@ -138,11 +134,10 @@ def _audit_layout(
                     str(value),
                     f"tick {decoded.tick} ({decoded.time.isoformat()}), node "
                     f"{decoded.node} {decoded.parts}, sequence {decoded.sequence} also in "
-                    f"{labels[id(previous[1])]} pk={previous[2]}: one worker id used twice "
-                    "in one tick",
-                    other=f"{labels[id(previous[1])]} pk={previous[2]}",
+                    f"{other}: one worker id used twice in one tick",
+                    other=other,
                 )
             )
-        previous = (position, each, pk)
+        last_position, last_field, last_pk = position, each, pk
     for each in members:
         report.count_rows(labels[id(each)], counts[id(each)])
