@@ -294,6 +294,14 @@ def test_bad_input_is_a_command_error_with_status_2(args, message):
     assert caught.value.returncode == 2
 
 
+def test_a_layout_the_settings_cannot_build_is_a_command_error(settings):
+    settings.SNOWID_LAYOUTS = {**settings.SNOWID_LAYOUTS, "dc": {"preset": "nope"}}
+    with pytest.raises(CommandError, match="nope") as caught:
+        call_command("snowid_audit", "testapp.Ticket", stdout=StringIO())
+    assert caught.value.returncode == 2
+    assert "could not read a table" not in str(caught.value)  # the settings' fault
+
+
 def test_bad_numbers_are_refused_by_the_parser():
     with pytest.raises(CommandError, match=r"--batch-size: '0' is below 1"):
         call_command("snowid_audit", "--batch-size", "0", stdout=StringIO())

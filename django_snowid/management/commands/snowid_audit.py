@@ -120,6 +120,8 @@ class Command(BaseCommand):
                 samples=samples,
                 using=database,
             )
+        except SnowidError as exc:  # a layout or format the settings do not build
+            raise CommandError(str(exc), returncode=2) from None
         except store_errors() as exc:
             raise CommandError(f"The audit could not read a table: {exc}", returncode=2) from exc
         seconds = time.perf_counter() - started
