@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
-from django.test import override_settings
+from django.test import modify_settings, override_settings
 
 from django_snowid.audit import run_audit
 from django_snowid.audit.scan import column_values
@@ -253,6 +253,13 @@ def test_sequence_values_above_the_mark_are_found():
     assert report["counts"] == {"sequence_above_mark": 1}
     assert report["findings"][0]["value"] == "25"
     assert "mark 10" in report["findings"][0]["detail"]
+
+
+def test_without_the_sequences_app_its_fields_are_named_not_checked():
+    with modify_settings(INSTALLED_APPS={"remove": ["django_snowid.sequences"]}):
+        report = run_audit("testapp.Customer", now=datetime.now(timezone.utc))
+    assert report.total == 0 and report.checked == []
+    assert "django_snowid.sequences" in report.notes[0]
 
 
 def test_findings_are_counted_beyond_the_samples_listed():
