@@ -122,6 +122,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/bench_scripts.py
 	$(BIN)/python benchmarks/bench_remote.py
 	$(BIN)/python benchmarks/bench_drf.py
+	$(BIN)/python benchmarks/bench_audit.py
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .

@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth.models import Permission, User
 
 from tests.browser import log_in
+from tests.support import page_permissions
 from tests.testapp.models import DecimalOrder, Product, ShopOrder
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
@@ -20,6 +21,7 @@ def test_staff_decodes_three_kinds_of_ids(page, live_server, settings, tmp_path)
     settings.SNOWID_ORDER_BACKEND = "database"
     staff = User.objects.create_user("staff", password="pw-staff", is_staff=True)
     staff.user_permissions.set(Permission.objects.filter(content_type__app_label="testapp"))
+    staff.user_permissions.add(*page_permissions("view_decode"))
     product = Product.objects.create(name="tea")
     order = ShopOrder.objects.create(user_id=1820)
     decimal = DecimalOrder.objects.create(user_id=42)

@@ -49,3 +49,31 @@ def test_script_runners_are_compared():
     assert done.returncode == 0, done.stderr[-3000:]
     rows = re.findall(r"^(RedisScript|redis-py Script).*?\s([\d.]+)\s+[\d.]+\s", done.stdout, re.M)
     assert len(rows) == 4 and all(float(us) > 0 for _, us in rows), done.stdout
+
+
+@pytest.mark.slow
+def test_audit_benchmark_reads_every_row():
+    """On PostgreSQL, in a database of its own: a few rows, each pass printed."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "benchmarks/bench_audit.py",
+            "--rows",
+            "3000",
+            "--batch-size",
+            "500",
+            "--traced-rows",
+            "1000",
+            "--repeat",
+            "1",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    rates = re.findall(r"^  (SELECT|keyset|snowid_audit).*?\s([\d,]+)\s+[\d.]+$", done.stdout, re.M)
+    assert [what for what, _ in rates] == ["SELECT", "keyset", "snowid_audit"], done.stdout
+    assert all(int(rate.replace(",", "")) > 0 for _, rate in rates), done.stdout
+    assert "peak RSS after every pass" in done.stdout

@@ -114,7 +114,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "generated",
     ),
     ("*.fields", "fields", "orders.queryset"),
-    ("orders.status", "workers.status", "sequences.status", "decoding", "drf"),
+    ("orders.status", "workers.status", "sequences.status", "decoding", "drf", "audit", "audit.*"),
     # What Django loads: checks, the admin, commands, app configs, the packages' faces.
     (
         "*.checks",

@@ -10,6 +10,7 @@ from django.test import modify_settings
 from django.urls import reverse
 
 from django_snowid.sequences import next_values
+from tests.support import page_permissions
 from tests.testapp.models import ShopOrder
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -81,7 +82,9 @@ def test_a_streams_last_second_reads_as_a_utc_time(client, settings):
 
 
 def _status_page(client):
-    client.force_login(User.objects.create_user("staff", password="pw", is_staff=True))
+    user = User.objects.create_user("staff", password="pw", is_staff=True)
+    user.user_permissions.set(page_permissions("view_status"))
+    client.force_login(user)
     url = reverse("admin:snowid_status")
     assert url == "/admin/django_snowid/storestatus/"
     response = client.get(url)
