@@ -127,3 +127,17 @@ typecheck: $(BIN)/.installed
 
 clean:
 	rm -rf $(VENV) $(VENV)-django42 $(VENV)-django6 $(DEMO_VENV) example_project/db.sqlite3 .pytest_cache
+
+# ------------------------------------------------------------------- docs
+# The documentation site (Sphinx, docs/): strict, a warning fails the build.
+docs: $(BIN)/.installed
+	$(BIN)/sphinx-build -W --keep-going -n -q -b html docs docs/_build/html
+	@echo "make docs: docs/_build/html/index.html"
+
+# --------------------------------------------------------------- packaging
+# The sdist and the wheel, checked by twine and by what they hold (scripts/check_dist.py).
+package: $(BIN)/.installed
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist . > /dev/null
+	$(BIN)/twine check --strict dist/*
+	$(BIN)/python scripts/check_dist.py dist
