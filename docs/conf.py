@@ -18,8 +18,8 @@ _pyproject = (ROOT / "pyproject.toml").read_text()
 
 project = "django-snowid"
 author = "django-snowid contributors"
-copyright = "django-snowid contributors"  # noqa: A001 (Sphinx's name)
-release = re.search(r'^version = "(.+)"$', _pyproject, re.MULTILINE)[1]  # type: ignore[index]
+copyright = "django-snowid contributors"
+release = re.search(r'^version = "(.+)"$', _pyproject, re.MULTILINE)[1]
 version = release
 
 extensions = ["snowid_reference"]
