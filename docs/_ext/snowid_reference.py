@@ -121,12 +121,20 @@ def command_rst(name: str) -> list[str]:
     """A command's one-line help and its ``--help`` text, from its own parser."""
     import importlib
 
+    import argparse
+
     command = importlib.import_module(COMMANDS[name]).Command()
-    parser = command.create_parser("manage.py", name)
+    # The command's own arguments, without Django's common options (--verbosity, ...).
+    parser = argparse.ArgumentParser(
+        prog=f"manage.py {name}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    command.add_arguments(parser)
     help_text = parser.format_help()
     lines = [" ".join(str(command.help).split()), "", ".. code-block:: text", ""]
     lines += [f"   {line}".rstrip() for line in help_text.splitlines()]
-    return [*lines, ""]
+    common = "``--verbosity``, ``--settings``, ``--pythonpath``, ``--traceback``, ``--no-color``"
+    return [*lines, "", f"And Django's common options ({common}, ...).", ""]
 
 
 class CommandDirective(SphinxDirective):
