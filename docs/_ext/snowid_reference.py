@@ -119,9 +119,8 @@ COMMANDS = {
 
 def command_rst(name: str) -> list[str]:
     """A command's one-line help and its ``--help`` text, from its own parser."""
-    import importlib
-
     import argparse
+    import importlib
 
     command = importlib.import_module(COMMANDS[name]).Command()
     # The command's own arguments, without Django's common options (--verbosity, ...).
