@@ -289,3 +289,14 @@ def test_the_examples_of_a_page_run(project, name):
             if line.startswith(MANAGE):
                 args = ["manage.py", *shlex.split(line.removeprefix(MANAGE))]
                 ok(run(args, project), f"{block.label}: {line}")
+
+
+def test_links_into_the_docs_name_pages_that_exist():
+    """The README's and the code's links to the documentation site name its pages."""
+    link = re.compile(r"https://django-snowid\.readthedocs\.io/en/latest/([\w/]+)\.html")
+    texts = [README.read_text(), (ROOT / "CONTRIBUTING.md").read_text()]
+    texts += [p.read_text() for p in (ROOT / "django_snowid").rglob("*.py")]
+    pages = {page for text in texts for page in link.findall(text)}
+    assert {"workers", "reference/checks", "orders"} <= pages
+    for page in pages:
+        assert (DOCS / f"{page}.rst").exists(), page
