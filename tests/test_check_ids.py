@@ -78,3 +78,11 @@ def test_the_hints_of_real_checks_link_to_their_entries():
     for message in messages:
         assert message.id in CHECK_IDS
         assert message.hint.endswith(check_url(message.id)), message
+
+
+def test_the_links_name_the_anchors_sphinx_makes():
+    """The page's targets (``.. _django_snowid.E001:``) get docutils' ids."""
+    from docutils.nodes import make_id
+
+    for id_ in CHECK_IDS:
+        assert check_url(id_).endswith(f"#{make_id(id_)}"), id_
