@@ -13,12 +13,14 @@ PY312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12
 PYTEST_FLAGS ?= -q
 
 .PHONY: help demo screenshots test typecheck test-sqlite test-postgresql test-mariadb test-isolation test-django42 \
-        test-django6 bench lint clean
+        test-django6 bench lint clean docs package
 
 help:
 	@echo "make demo   install the app and Django only (.venv-demo), migrate the example shop"
 	@echo "            (SQLite), create rows, and print how to start its server and log in"
-	@echo "make test   set up and run the whole test suite (SQLite, PostgreSQL, MariaDB)"
+	@echo "make test   set up and run the whole test suite (SQLite, PostgreSQL, MariaDB), build"
+	@echo "            the docs and the package"
+	@echo "make docs   build the documentation site (docs/_build/html), strictly"
 	@echo "make bench  run the benchmarks"
 	@echo "make screenshots  the docs' admin screenshots (docs/_static/screenshots), headless Chromium"
 	@echo "make lint   ruff and mypy (make typecheck: mypy alone)"
@@ -51,6 +53,7 @@ screenshots: $(BIN)/.installed
 # ------------------------------------------------------------------ tests
 test: $(BIN)/.installed
 	$(MAKE) --no-print-directory typecheck
+	$(MAKE) --no-print-directory docs package
 	$(MAKE) --no-print-directory test-sqlite test-postgresql test-mariadb test-isolation
 	$(MAKE) --no-print-directory test-django42
 	$(MAKE) --no-print-directory test-django6
@@ -134,4 +137,19 @@ typecheck: $(BIN)/.installed
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) $(VENV)-django42 $(VENV)-django6 $(DEMO_VENV) example_project/db.sqlite3 .pytest_cache
+	rm -rf $(VENV) $(VENV)-django42 $(VENV)-django6 $(DEMO_VENV) example_project/db.sqlite3 .pytest_cache \
+	    docs/_build dist
+
+# ------------------------------------------------------------------- docs
+# The documentation site (Sphinx, docs/): strict, a warning fails the build.
+docs: $(BIN)/.installed
+	$(BIN)/sphinx-build -W --keep-going -n -q -b html docs docs/_build/html
+	@echo "make docs: docs/_build/html/index.html"
+
+# --------------------------------------------------------------- packaging
+# The sdist and the wheel, checked by twine and by what they hold (scripts/check_dist.py).
+package: $(BIN)/.installed
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist . > /dev/null
+	$(BIN)/twine check --strict dist/*
+	$(BIN)/python scripts/check_dist.py dist
