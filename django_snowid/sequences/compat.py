@@ -108,7 +108,7 @@ def get_next_values(
 
 def get_last_value(sequence_name: str = "default", *, using: str | None = None) -> int | None:
     """Return the last value for a sequence (``None`` if it has none)."""
-    return read_mark(using or router.db_for_read(_model()), sequence_name)
+    return read_mark(connections[using or router.db_for_read(_model())], sequence_name)
 
 
 def delete(sequence_name: str = "default", *, using: str | None = None) -> bool:

@@ -50,7 +50,9 @@ def _options(
         raise InvalidSequence(
             f"reset_value {reset_value} must be greater than the first value {start}."
         )
-    return replace(spec, start=start, step=step, reset=reset_value)
+    # initial_value: the first value of a new sequence only, as in django-sequences.
+    lift = initial_value is None and spec.lift
+    return replace(spec, start=start, step=step, reset=reset_value, lift=lift)
 
 
 def next_values(
@@ -66,10 +68,10 @@ def next_values(
     is ``increment``).
 
     ``using`` names the database of the mark (default: the router's ``db_for_write``).
-    ``initial_value`` is the first value (default: the declared ``start``, 1); a sequence
-    below it continues from it. ``nowait`` (database store): raise
-    :class:`~django_snowid.exceptions.SequenceLocked` at once instead of waiting for
-    another transaction that holds the sequence.
+    ``initial_value`` is the first value of a new (or deleted) sequence, instead of the
+    declared ``start`` (1 by default); it never changes a sequence that has values.
+    ``nowait`` (database store): raise :class:`~django_snowid.exceptions.SequenceLocked`
+    at once instead of waiting for another transaction that holds the sequence.
     """
     _int(count, "count", 1)
     store, spec = _resolve(name)

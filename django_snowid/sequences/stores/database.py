@@ -172,13 +172,19 @@ def _set_mark(connection: Any, name: str, value: int) -> None:
         )
 
 
-def read_mark(alias: str, name: str) -> int | None:
-    """The mark (the database store's last value) of one stored name; ``None`` if none."""
+def read_mark(connection: Any, name: str) -> int | None:
+    """The mark (the database store's last value) of one stored name, read on
+    ``connection``; ``None`` if there is none."""
     from ..models import SequenceMark
 
-    return (
-        SequenceMark.objects.using(alias).filter(name=name).values_list("value", flat=True)
-    ).first()
+    qn = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {qn('value')} FROM {qn(SequenceMark._meta.db_table)} WHERE {qn('name')} = %s",
+            [name],
+        )
+        row = cursor.fetchone()
+    return None if row is None else int(row[0])
 
 
 def delete_mark(connection: Any, name: str) -> bool:
@@ -283,7 +289,8 @@ class DatabaseSequenceStore:
         self, spec: SequenceSpec, using: str | None, now: float | None = None
     ) -> int | None:
         """The last value issued (of the day of ``now``); ``None`` if the sequence has none."""
-        return read_mark(*self._where(spec, using, now))
+        alias, name = self._where(spec, using, now)
+        return read_mark(connections[alias], name)
 
     def delete(self, spec: SequenceSpec, using: str | None, now: float | None = None) -> bool:
         """Delete the sequence (the day of ``now``'s), in the caller's transaction: it starts

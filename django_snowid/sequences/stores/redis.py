@@ -217,7 +217,7 @@ class RedisSequenceStore:
                 "or use the 'database' backend for transactional sequences. Nothing was "
                 "issued."
             )
-        if spec.reset is not None or not spec.lift:
+        if spec.reset is not None:
             raise SequenceNotSupported(
                 f"reset_value on the sequence {spec.name!r}: SNOWID_SEQUENCE_BACKEND is "
                 "'redis', whose values never go back below the database mark (every value "
@@ -237,11 +237,13 @@ class RedisSequenceStore:
         """Values of the day of ``now`` (default: the store's clock) for a daily sequence.
 
         An increment ``k`` draws ``count * k`` values and issues the last of each ``k``.
+        The start is where a new sequence (or one Redis lost) begins: the first raise
+        starts there, or above the mark.
         """
         if nowait or not spec.plain:
             self._refuse(spec, nowait)
             # The same floor (start - step): the first value is start.
-            plain = replace(spec, step=1, start=spec.start - spec.step + 1)
+            plain = replace(spec, step=1, start=spec.start - spec.step + 1, lift=True)
             block = self.next_values(plain, count * spec.step, using, now)
             return block[spec.step - 1 :: spec.step]
         if now is None:
@@ -344,7 +346,7 @@ class RedisSequenceStore:
             cur = self.client().hget(self.key(stored), "cur")
         if cur is not None:
             return int(cur)
-        return read_mark(mark_connection(using).alias, stored)
+        return read_mark(mark_connection(using), stored)
 
     def delete(self, spec: SequenceSpec, using: str | None, now: float | None = None) -> bool:
         """Delete the sequence (the day of ``now``'s): its mark (committed at once, on a
