@@ -111,10 +111,18 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "orders.recovery",
         "orders.retry",
         "sequences.issuer",
+        "sequences.compat",
         "generated",
     ),
     ("*.fields", "fields", "orders.queryset"),
-    ("orders.status", "workers.status", "sequences.status", "decoding", "drf"),
+    (
+        "orders.status",
+        "workers.status",
+        "sequences.status",
+        "sequences.from_django_sequences",
+        "decoding",
+        "drf",
+    ),
     # What Django loads: checks, the admin, commands, app configs, the packages' faces.
     (
         "*.checks",
