@@ -49,3 +49,18 @@ def test_script_runners_are_compared():
     assert done.returncode == 0, done.stderr[-3000:]
     rows = re.findall(r"^(RedisScript|redis-py Script).*?\s([\d.]+)\s+[\d.]+\s", done.stdout, re.M)
     assert len(rows) == 4 and all(float(us) > 0 for _, us in rows), done.stdout
+
+
+@pytest.mark.slow
+def test_compat_is_compared_with_django_sequences():
+    done = subprocess.run(
+        [sys.executable, "benchmarks/bench_sequences_compat.py", "--calls", "200", "--repeat", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = re.findall(r"compat\s+([\d,]+)/s\s+django-sequences\s+([\d,]+)/s", done.stdout)
+    assert len(rows) == 5, done.stdout
+    assert all(int(a.replace(",", "")) > 0 and int(b.replace(",", "")) > 0 for a, b in rows)
