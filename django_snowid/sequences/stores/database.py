@@ -25,6 +25,7 @@ from django.db import (
 )
 
 from ...db.connections import own_connection
+from ...db.private import kept_cursor
 from ...db.returning import built, execute, returned, returning
 from ...exceptions import InvalidSequence, SequenceLocked, SequenceUnavailable
 from ..spec import SequenceSpec
@@ -172,19 +173,21 @@ def _set_mark(connection: Any, name: str, value: int) -> None:
         )
 
 
-def read_mark(connection: Any, name: str) -> int | None:
-    """The mark (the database store's last value) of one stored name, read on
-    ``connection``; ``None`` if there is none."""
+def _select(connection: Any) -> str:
     from ..models import SequenceMark
 
     qn = connection.ops.quote_name
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {qn('value')} FROM {qn(SequenceMark._meta.db_table)} WHERE {qn('name')} = %s",
-            [name],
-        )
-        row = cursor.fetchone()
-    return None if row is None else int(row[0])
+    table = qn(SequenceMark._meta.db_table)
+    return f"SELECT {qn('value')} FROM {table} WHERE {qn('name')} = %s"
+
+
+def read_mark(connection: Any, name: str) -> int | None:
+    """The mark (the database store's last value) of one stored name, read on
+    ``connection``; ``None`` if there is none."""
+    cursor = kept_cursor(connection)
+    cursor.execute(built(connection, "sequence-read", _select), [name])
+    rows = cursor.fetchall()  # to the end: SQLite ends the statement (and its read lock)
+    return int(rows[0][0]) if rows else None
 
 
 def delete_mark(connection: Any, name: str) -> bool:
