@@ -193,3 +193,27 @@ def test_import_refuses_a_daily_name(settings):
     sequences.get_next_value("daily")
     with pytest.raises(CommandError, match="declared daily"):
         _import()
+
+
+def test_w800_until_the_rows_are_imported(settings):
+    from django.core.checks import run_checks
+
+    settings.SNOWID_SEQUENCE_BACKEND = "database"
+
+    def w800() -> list[str]:
+        found = run_checks(databases=["default"], include_deployment_checks=False)
+        return [m.msg for m in found if m.id == "django_snowid.W800"]
+
+    assert w800() == []  # no django-sequences rows
+    for _ in range(3):
+        sequences.get_next_value("invoice")
+    sequences.get_next_value("cases")
+    next_value("cases")  # ours is already at 1: not behind
+    (msg,) = w800()
+    assert "1 django-sequences sequences ('invoice')" in msg
+    assert "--import-django-sequences" in msg
+    assert run_checks() == [] or all(m.id != "django_snowid.W800" for m in run_checks())
+    _import()
+    assert w800() == []
+    sequences.get_next_value("invoice")  # old code drew again after the import
+    assert len(w800()) == 1
