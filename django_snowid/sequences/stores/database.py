@@ -254,10 +254,6 @@ class DatabaseSequenceStore:
     def __init__(self, clock: Clock = time.time) -> None:
         self.clock = clock
 
-    #: A value drawn in a transaction that rolls back is issued again; ``nowait`` and
-    #: ``reset_value`` work.
-    transactional = True
-
     def _where(self, spec: SequenceSpec, using: str | None, now: float | None) -> tuple[str, str]:
         from ..models import SequenceMark
 

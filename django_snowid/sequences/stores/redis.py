@@ -151,10 +151,6 @@ class RedisSequenceStore:
     name = "redis"
     #: Values are drawn under a published mark, which is raised ahead of demand.
     raises_ahead = True
-    #: Not transactional: a value drawn in a transaction that rolls back is a gap, never
-    #: issued again, and no transaction holds a sequence (so no ``nowait``); values never
-    #: go back below the mark (so no ``reset_value``).
-    transactional = False
     LOCK_TTL_MS: Final = 10_000
     POLL_S: Final = 0.002
 
