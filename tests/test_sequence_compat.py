@@ -217,3 +217,22 @@ def test_w800_until_the_rows_are_imported(settings):
     assert w800() == []
     sequences.get_next_value("invoice")  # old code drew again after the import
     assert len(w800()) == 1
+
+
+def test_names_only_compat_takes_are_listed(settings):
+    """The command and the status page list sequences whose names our API refuses."""
+    settings.SNOWID_SEQUENCE_BACKEND = "database"
+    compat.get_next_value("invoices—b1f6 cdef")
+    out = StringIO()
+    call_command("snowid_sequences", "--json", stdout=out)
+    (row,) = json.loads(out.getvalue())
+    assert row["name"] == "invoices—b1f6 cdef" and row["current"] == 1
+
+
+def test_import_takes_names_only_compat_takes(settings):
+    settings.SNOWID_SEQUENCE_BACKEND = "database"
+    settings.SNOWID_SEQUENCES_UNKNOWN = "refuse"  # undeclared: still imported
+    for _ in range(4):
+        sequences.get_next_value("invoices—b1f6 cdef")
+    _import()
+    assert compat.get_next_value("invoices—b1f6 cdef") == 5
