@@ -121,6 +121,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/bench_orders.py
 	$(BIN)/python benchmarks/bench_leases.py
 	$(BIN)/python benchmarks/bench_sequences.py
+	$(BIN)/python benchmarks/bench_sequences_compat.py
 	$(BIN)/python benchmarks/bench_redis_capacity.py
 	$(BIN)/python benchmarks/bench_scripts.py
 	$(BIN)/python benchmarks/bench_remote.py

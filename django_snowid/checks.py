@@ -132,6 +132,9 @@ CHECK_IDS: dict[str, str] = {
     "or a format other than a width.",
     "django_snowid.E312": "A ``SequenceTextField`` template, with its value at its padded width, "
     "is longer than ``max_length``.",
+    "django_snowid.W800": "django-sequences' table holds sequences above the values of ours: run "
+    "``manage.py snowid_sequences --import-django-sequences`` before drawing them "
+    "(a database check: ``migrate``, ``check --database``).",
     # ----------------------------------------------------------------- Redis
     "django_snowid.E500": "``SNOWID_REDIS_CLIENT_FACTORY`` is not a dotted path, or cannot be "
     "imported.",

@@ -139,3 +139,14 @@ class InvalidSequence(SequenceError, ValueError):
 class SequenceUnavailable(SequenceError):
     """The store that must act is unreachable: Redis, or the database once Redis has no
     headroom left. Nothing was issued."""
+
+
+class SequenceLocked(SequenceError):
+    """``nowait=True``: another transaction holds the sequence (PostgreSQL, MariaDB: its
+    row; SQLite: the whole database's write lock). Nothing was issued; the caller's
+    transaction can go on."""
+
+
+class SequenceNotSupported(SequenceError):
+    """The configured sequence store cannot do what the call asks (on the Redis store:
+    ``nowait`` and ``reset_value``). Nothing was issued."""

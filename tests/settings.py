@@ -108,6 +108,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_snowid",
     "django_snowid.sequences",
+    # django-sequences itself: the compat tests compare with it and import its rows.
+    "sequences.apps.SequencesConfig",
     "tests.testapp",
 ]
 MIDDLEWARE = [

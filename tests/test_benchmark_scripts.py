@@ -3,6 +3,7 @@ longer match a script's arguments fails here, not in a user's hands."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -77,3 +78,21 @@ def test_audit_benchmark_reads_every_row():
     assert [what for what, _ in rates] == ["SELECT", "keyset", "snowid_audit"], done.stdout
     assert all(int(rate.replace(",", "")) > 0 for _, rate in rates), done.stdout
     assert "peak RSS after every pass" in done.stdout
+
+
+@pytest.mark.slow
+def test_compat_is_compared_with_django_sequences():
+    done = subprocess.run(
+        [sys.executable, "benchmarks/bench_sequences_compat.py", "--calls", "200", "--repeat", "1"],
+        cwd=ROOT,
+        # Its own settings (pytest-django exported the suite's), on PostgreSQL.
+        env={k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "django-sequences on postgresql" in done.stdout, done.stdout
+    rows = re.findall(r"compat\s+([\d,]+)/s\s+django-sequences\s+([\d,]+)/s", done.stdout)
+    assert len(rows) == 5, done.stdout
+    assert all(int(a.replace(",", "")) > 0 and int(b.replace(",", "")) > 0 for a, b in rows)

@@ -111,10 +111,20 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "orders.recovery",
         "orders.retry",
         "sequences.issuer",
+        "sequences.compat",
         "generated",
     ),
     ("*.fields", "fields", "orders.queryset"),
-    ("orders.status", "workers.status", "sequences.status", "decoding", "drf", "audit", "audit.*"),
+    (
+        "orders.status",
+        "workers.status",
+        "sequences.status",
+        "sequences.from_django_sequences",
+        "decoding",
+        "drf",
+        "audit",
+        "audit.*",
+    ),
     # What Django loads: checks, the admin, commands, app configs, the packages' faces.
     (
         "*.checks",

@@ -1,19 +1,20 @@
 """Named sequences: customer, invoice and coupon numbers that go up by one; an app of its
 own, ``django_snowid.sequences`` in ``INSTALLED_APPS``.
 
-``next_value(name)`` / ``next_values(name, count)``; declarations in
-``SNOWID_SEQUENCES``; the store in ``SNOWID_SEQUENCE_BACKEND``. See the docs page
-"Named sequences" (docs/sequences.rst).
+``next_value(name)`` / ``next_values(name, count)``, ``last_value(name)``,
+``delete(name)``, ``Sequence(name)``; declarations in
+``SNOWID_SEQUENCES``; the store in ``SNOWID_SEQUENCE_BACKEND``. See the docs pages
+"Named sequences" (docs/sequences.rst) and "Coming from django-sequences".
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["next_value", "next_values"]
+__all__ = ["Sequence", "delete", "last_value", "next_value", "next_values"]
 
 if TYPE_CHECKING:
-    from .issuer import next_value, next_values
+    from .issuer import Sequence, delete, last_value, next_value, next_values
 
 
 def __getattr__(name: str) -> Any:

@@ -27,6 +27,18 @@ class SequenceSpec:
     start: int = 1
     min_step: int = 100
     max_step: int = 1_000_000
+    #: What each value adds to the one before (``increment``).
+    step: int = 1
+    #: Values cycle from ``start`` to ``reset - 1`` (``reset_value``); ``None``: no cycle.
+    reset: int | None = None
+    #: ``start`` lifts an existing sequence that is below it (ours: a floor); False: it is
+    #: only the first value of a new sequence (django-sequences' ``initial_value``).
+    lift: bool = True
+
+    @property
+    def plain(self) -> bool:
+        """Values go up by one, with no cycle: the stores' fast path."""
+        return self.step == 1 and self.reset is None and self.lift
 
     @property
     def daily(self) -> bool:

@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from ..conf import conf
-from ..core.sequence_plan import Rates, needs_raise, plan_step
+from ..core.sequence_plan import Rates, check_name, needs_raise, plan_step
 from ..exceptions import SequenceError
 from .spec import SequenceSpec, build_spec
 from .stores import get_store
@@ -19,6 +19,11 @@ __all__ = ["raise_by", "raise_if_low", "sequence_rows"]
 def _spec(stored: str) -> SequenceSpec:
     name = stored.split(":", 1)[0]
     declared = conf.SEQUENCES
+    if name not in declared:
+        try:
+            check_name(name)
+        except ValueError:  # a name only the compat module takes (django-sequences' names)
+            return SequenceSpec(name)
     return build_spec(name, declared.get(name, {}))
 
 

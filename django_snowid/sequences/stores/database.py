@@ -15,20 +15,35 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from django.db import DatabaseError, InterfaceError, OperationalError, connections, router
+from django.db import (
+    DatabaseError,
+    InterfaceError,
+    OperationalError,
+    connections,
+    router,
+    transaction,
+)
 
 from ...db.connections import own_connection
+from ...db.private import kept_cursor
 from ...db.returning import built, execute, returned, returning
-from ...exceptions import SequenceUnavailable
+from ...exceptions import InvalidSequence, SequenceLocked, SequenceUnavailable
 from ..spec import SequenceSpec
 from .base import Clock, stored_name
 
 __all__ = [
+    "NO_FLOOR",
     "DatabaseSequenceStore",
     "advance",
     "advance_committed",
+    "delete_mark",
+    "draw",
+    "read_mark",
     "read_marks",
 ]
+
+#: A floor below every mark: ``max(mark, NO_FLOOR)`` is the mark.
+NO_FLOOR = -(2**62)
 
 
 def _statement(connection: Any) -> str:
@@ -48,16 +63,144 @@ def _statement(connection: Any) -> str:
     )
 
 
-def advance(connection: Any, name: str, *, floor: int, by: int) -> int:
-    """Raise mark ``name`` to ``max(mark, floor) + by`` (a new mark: ``floor + by``).
+def advance(connection: Any, name: str, *, floor: int, by: int, first: int | None = None) -> int:
+    """Raise mark ``name`` to ``max(mark, floor) + by`` (a new mark: ``first``, by default
+    ``floor + by``).
 
     One statement, atomic on its own; returns the new mark. Runs in whatever transaction
     ``connection`` is in: the caller decides whether it commits with its own work.
     """
     sql = built(connection, "sequence-advance", _statement)
-    mark = execute(connection, sql, [name, floor + by, floor, by])
+    mark = execute(connection, sql, [name, floor + by if first is None else first, floor, by])
     assert mark is not None  # an upsert always writes its row
     return mark
+
+
+def _lock_nowait(connection: Any, name: str) -> None:
+    """Take the sequence's lock now, or raise :class:`SequenceLocked` at once.
+
+    PostgreSQL, MariaDB/MySQL: ``SELECT ... FOR UPDATE NOWAIT`` on its row (a sequence
+    that has no row yet has nothing to lock: the upsert after this waits for a transaction
+    that is creating it). SQLite locks the whole database for a writer: a no-op UPDATE
+    with the busy timeout set to 0 takes the write lock, or fails at once if another
+    connection holds it, whichever sequence (or table) that connection wrote.
+    """
+    from ..models import SequenceMark
+
+    qn = connection.ops.quote_name
+    table = qn(SequenceMark._meta.db_table)
+    where = f"WHERE {qn('name')} = %s"
+    try:
+        # A savepoint: the caller's transaction survives the refusal.
+        with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+            if connection.vendor != "sqlite":
+                cursor.execute(f"SELECT 1 FROM {table} {where} FOR UPDATE NOWAIT", [name])
+                return
+            cursor.execute("PRAGMA busy_timeout")
+            (timeout,) = cursor.fetchone()
+            cursor.execute("PRAGMA busy_timeout = 0")
+            try:
+                value = qn("value")
+                cursor.execute(f"UPDATE {table} SET {value} = {value} {where}", [name])
+            finally:
+                cursor.execute(f"PRAGMA busy_timeout = {int(timeout)}")
+    except OperationalError as exc:
+        if not _is_lock_refusal(connection, exc):
+            raise
+        raise SequenceLocked(
+            f"The sequence {name!r} is held by another transaction and nowait=True: "
+            "nothing was issued. Retry once that transaction ends, or call without nowait "
+            "to wait for it."
+        ) from exc
+
+
+def _is_lock_refusal(connection: Any, exc: BaseException) -> bool:
+    cause = exc.__cause__
+    if connection.vendor == "postgresql":
+        return getattr(cause, "sqlstate", None) == "55P03"  # lock_not_available
+    if connection.vendor == "mysql":
+        # MariaDB: ER_LOCK_WAIT_TIMEOUT (1205) for NOWAIT; MySQL 8: ER_LOCK_NOWAIT (3572).
+        return bool(exc.args) and exc.args[0] in (1205, 3572)
+    return "locked" in str(exc)  # SQLite: "database is locked"
+
+
+def draw(connection: Any, spec: SequenceSpec, name: str, count: int, *, nowait: bool) -> range:
+    """``count`` values of ``spec`` stored under ``name``, in the caller's transaction:
+    the increment, the cycle and ``nowait`` of the general case (one value at a time
+    when the sequence cycles).
+
+    Errors of the database are left as they are (the callers decide what they mean).
+    """
+    step, reset = spec.step, spec.reset
+    floor = spec.start - step if spec.lift else NO_FLOOR
+    first = spec.start + (count - 1) * step  # a new sequence's last value of this block
+    if reset is not None and count != 1:
+        raise InvalidSequence(
+            f"reset_value={reset}: a cycling sequence issues one value at a time."
+        )
+    if not nowait and reset is None:  # one statement: atomic on its own
+        last = advance(connection, name, floor=floor, by=count * step, first=first)
+        return range(last - (count - 1) * step, last + 1, step)
+    locked = None
+    with transaction.atomic(using=connection.alias, savepoint=False):
+        try:
+            if nowait:
+                _lock_nowait(connection, name)
+        except SequenceLocked as exc:
+            # Raised outside the block: through it, the caller's transaction would be
+            # marked for rollback.
+            locked = exc
+        else:
+            last = advance(connection, name, floor=floor, by=count * step, first=first)
+            if reset is not None and last >= reset:
+                # The row is locked (by the upsert) until this transaction ends.
+                _set_mark(connection, name, spec.start)
+                last = spec.start
+    if locked is not None:
+        raise locked
+    return range(last - (count - 1) * step, last + 1, step)
+
+
+def _set_mark(connection: Any, name: str, value: int) -> None:
+    from ..models import SequenceMark
+
+    qn = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {qn(SequenceMark._meta.db_table)} SET {qn('value')} = %s "
+            f"WHERE {qn('name')} = %s",
+            [value, name],
+        )
+
+
+def _select(connection: Any) -> str:
+    from ..models import SequenceMark
+
+    qn = connection.ops.quote_name
+    table = qn(SequenceMark._meta.db_table)
+    return f"SELECT {qn('value')} FROM {table} WHERE {qn('name')} = %s"
+
+
+def read_mark(connection: Any, name: str) -> int | None:
+    """The mark (the database store's last value) of one stored name, read on
+    ``connection``; ``None`` if there is none."""
+    cursor = kept_cursor(connection)
+    cursor.execute(built(connection, "sequence-read", _select), [name])
+    rows = cursor.fetchall()  # to the end: SQLite ends the statement (and its read lock)
+    return int(rows[0][0]) if rows else None
+
+
+def delete_mark(connection: Any, name: str) -> bool:
+    """Delete one stored name's mark, in whatever transaction ``connection`` is in; True if
+    there was one."""
+    from ..models import SequenceMark
+
+    qn = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"DELETE FROM {qn(SequenceMark._meta.db_table)} WHERE {qn('name')} = %s", [name]
+        )
+        return bool(cursor.rowcount)
 
 
 def mark_connection(using: str | None) -> Any:
@@ -111,20 +254,53 @@ class DatabaseSequenceStore:
     def __init__(self, clock: Clock = time.time) -> None:
         self.clock = clock
 
-    def next_values(
-        self, spec: SequenceSpec, count: int, using: str | None, now: float | None = None
-    ) -> range:
-        """Values of the day of ``now`` (default: the store's clock) for a daily sequence."""
+    def _where(self, spec: SequenceSpec, using: str | None, now: float | None) -> tuple[str, str]:
         from ..models import SequenceMark
 
         alias = using or router.db_for_write(SequenceMark)
         name = spec.name
         if spec.daily:
             name = stored_name(spec, self.clock() if now is None else now)
+        return alias, name
+
+    def next_values(
+        self,
+        spec: SequenceSpec,
+        count: int,
+        using: str | None,
+        now: float | None = None,
+        *,
+        nowait: bool = False,
+    ) -> range:
+        """Values of the day of ``now`` (default: the store's clock) for a daily sequence."""
+        alias, name = self._where(spec, using, now)
         try:
-            last = advance(connections[alias], name, floor=spec.start - 1, by=count)
+            if spec.plain and not nowait:
+                last = advance(connections[alias], name, floor=spec.start - 1, by=count)
+                return range(last - count + 1, last + 1)
+            return draw(connections[alias], spec, name, count, nowait=nowait)
         except (OperationalError, InterfaceError) as exc:
             raise SequenceUnavailable(
                 f"The database {alias!r} is unreachable: {exc}. Nothing was issued."
             ) from exc
-        return range(last - count + 1, last + 1)
+
+    def last_value(
+        self, spec: SequenceSpec, using: str | None, now: float | None = None
+    ) -> int | None:
+        """The last value issued (of the day of ``now``); ``None`` if the sequence has none."""
+        alias, name = self._where(spec, using, now)
+        return read_mark(connections[alias], name)
+
+    def delete(self, spec: SequenceSpec, using: str | None, now: float | None = None) -> bool:
+        """Delete the sequence (the day of ``now``'s), in the caller's transaction: it starts
+        again from its first value. True if it existed."""
+        alias, name = self._where(spec, using, now)
+        return delete_mark(connections[alias], name)
+
+    def continue_above(self, spec: SequenceSpec, stored: str, value: int, using: str | None) -> int:
+        """Make the stored sequence continue above ``value`` (the mark rises to it, if below);
+        the last value now."""
+        from ..models import SequenceMark
+
+        alias = using or router.db_for_write(SequenceMark)
+        return advance(connections[alias], stored, floor=value, by=0)

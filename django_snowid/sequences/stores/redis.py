@@ -8,6 +8,7 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any, Final
 
 from ...core.sequence_plan import (
@@ -17,12 +18,18 @@ from ...core.sequence_plan import (
     needs_raise,
     plan_step,
 )
-from ...exceptions import RedisClientError, RedisUnavailable, SequenceError, SequenceUnavailable
+from ...exceptions import (
+    RedisClientError,
+    RedisUnavailable,
+    SequenceError,
+    SequenceNotSupported,
+    SequenceUnavailable,
+)
 from ...redis.client import describe, get_client
 from ...redis.scripts import RedisScript
 from ..spec import SequenceSpec
 from .base import Clock, stored_name
-from .database import advance_committed
+from .database import advance, advance_committed, delete_mark, mark_connection, read_mark
 
 __all__ = ["RedisSequenceStore"]
 
@@ -197,10 +204,44 @@ class RedisSequenceStore:
                 f"Redis ({describe()}) is unreachable: {str(exc).rstrip('.')}. Nothing was issued."
             ) from exc
 
+    def _refuse(self, spec: SequenceSpec, nowait: bool) -> None:
+        if nowait:
+            raise SequenceNotSupported(
+                f"nowait=True on the sequence {spec.name!r}: SNOWID_SEQUENCE_BACKEND is "
+                "'redis', where no transaction holds a sequence (a draw never waits for "
+                "one) and a rolled-back value is a gap, never issued again. Drop nowait, "
+                "or use the 'database' backend for transactional sequences. Nothing was "
+                "issued."
+            )
+        if spec.reset is not None:
+            raise SequenceNotSupported(
+                f"reset_value on the sequence {spec.name!r}: SNOWID_SEQUENCE_BACKEND is "
+                "'redis', whose values never go back below the database mark (every value "
+                "under it counts as issued after a Redis loss), so they cannot cycle. Use "
+                "the 'database' backend for cycling sequences. Nothing was issued."
+            )
+
     def next_values(
-        self, spec: SequenceSpec, count: int, using: str | None, now: float | None = None
+        self,
+        spec: SequenceSpec,
+        count: int,
+        using: str | None,
+        now: float | None = None,
+        *,
+        nowait: bool = False,
     ) -> range:
-        """Values of the day of ``now`` (default: the store's clock) for a daily sequence."""
+        """Values of the day of ``now`` (default: the store's clock) for a daily sequence.
+
+        An increment ``k`` draws ``count * k`` values and issues the last of each ``k``.
+        The start is where a new sequence (or one Redis lost) begins: the first raise
+        starts there, or above the mark.
+        """
+        if nowait or not spec.plain:
+            self._refuse(spec, nowait)
+            # The same floor (start - step): the first value is start.
+            plain = replace(spec, step=1, start=spec.start - spec.step + 1, lift=True)
+            block = self.next_values(plain, count * spec.step, using, now)
+            return block[spec.step - 1 :: spec.step]
         if now is None:
             now = self.clock()
         stored = stored_name(spec, now) if spec.daily else spec.name
@@ -234,7 +275,7 @@ class RedisSequenceStore:
             # the lock commits a mark above both the database's and this ``max`` and
             # publishes it with ``cur`` at the mark before the raise, above every value
             # any server issued; the others find ``max`` above this one and draw again.
-            floor = reply[2] if status in (0, -3) else 0
+            floor = reply[2] if status in (0, -3) else spec.start - 1
             rates = _rates(reply[3:]) if status == 0 else Rates()
             if self.raise_mark(spec, stored, using, rates=rates, floor=floor, need=count):
                 continue
@@ -290,6 +331,44 @@ class RedisSequenceStore:
             self._run(RELEASE, [lock], [token])
             raise
         return bool(self._run(PUBLISH, [key, lock], [token, mark - step, mark, step]))
+
+    def last_value(
+        self, spec: SequenceSpec, using: str | None, now: float | None = None
+    ) -> int | None:
+        """The last value drawn (of the day of ``now``): Redis's current value; once Redis
+        lost it, the mark (the sequence continues above it). ``None`` if it has neither."""
+        stored = stored_name(spec, self.clock() if now is None else now)
+        with self._unreachable():
+            cur = self.client().hget(self.key(stored), "cur")
+        if cur is not None:
+            return int(cur)
+        return read_mark(mark_connection(using), stored)
+
+    def delete(self, spec: SequenceSpec, using: str | None, now: float | None = None) -> bool:
+        """Delete the sequence (the day of ``now``'s): its mark (committed at once, on a
+        connection of its own), then its Redis state. It starts again from its first value.
+        True if it existed."""
+        stored = stored_name(spec, self.clock() if now is None else now)
+        existed = delete_mark(mark_connection(using), stored)
+        key = self.key(stored)
+        with self._unreachable():
+            return bool(self.client().delete(key, f"{key}:raise")) or existed
+
+    def continue_above(self, spec: SequenceSpec, stored: str, value: int, using: str | None) -> int:
+        """Make the stored sequence continue above ``value``: the mark rises to it (committed),
+        and a Redis state below it is lifted above it by a raise; the last value now."""
+        mark = advance(mark_connection(using), stored, floor=value, by=0)
+        for _ in range(2000):
+            state = self.state(stored)
+            if "max" not in state or state["cur"] >= value:
+                # No state: the next draw starts above the mark.
+                return max(state.get("cur", mark), value)
+            published = state["max"]
+            floor = max(value, published + 1)  # above max: the publish lifts cur
+            if self.raise_mark(spec, stored, using, rates=Rates(), floor=floor, by=spec.min_step):
+                continue
+            time.sleep(0.005)  # another client holds the raise lock: let it finish
+        raise SequenceError(f"The raise lock of {stored!r} stayed taken for 10 seconds.")
 
     @staticmethod
     def rates(state: dict[str, int]) -> Rates:

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ....core.sequence_plan import check_name
 from ....exceptions import SequenceError
+from ...from_django_sequences import TABLE, carry_over
 from ...status import raise_by, raise_if_low, sequence_rows
 
 COLUMNS = ("stored", "current", "mark", "headroom", "minutes_left", "rate_last_s", "rate_5min")
@@ -18,7 +19,9 @@ COLUMNS = ("stored", "current", "mark", "headroom", "minutes_left", "rate_last_s
 class Command(BaseCommand):
     help = (
         "List the named sequences (current value, mark, headroom, rates); --raise NAME --by N "
-        "raises a mark ahead of a known peak; --serve raises low marks as a long-lived process."
+        "raises a mark ahead of a known peak; --serve raises low marks as a long-lived process; "
+        "--import-django-sequences makes every sequence of django-sequences' table continue "
+        "above its last value (idempotent)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -29,6 +32,15 @@ class Command(BaseCommand):
         parser.add_argument("--interval", type=float, default=1.0, help="--serve: seconds")
         parser.add_argument("--rounds", type=int, default=0, help="--serve: stop after N")
         parser.add_argument("--database", default=None)
+        parser.add_argument(
+            "--import-django-sequences",
+            action="store_true",
+            dest="import_django_sequences",
+            help="carry django-sequences' values over (its table on --database)",
+        )
+        parser.add_argument(
+            "--table", default=TABLE, help=f"--import-django-sequences: default {TABLE}"
+        )
 
     def handle(
         self,
@@ -40,10 +52,14 @@ class Command(BaseCommand):
         interval: float,
         rounds: int,
         database: str | None,
+        import_django_sequences: bool,
+        table: str,
         **options: Any,
     ) -> None:
         try:
-            if raise_name is not None:
+            if import_django_sequences:
+                self._import(table, database, as_json, options["verbosity"])
+            elif raise_name is not None:
                 self._raise(raise_name, by, database)
             elif by is not None:
                 raise CommandError("--by goes with --raise NAME.")
@@ -53,6 +69,17 @@ class Command(BaseCommand):
                 self._list(as_json, database)
         except SequenceError as exc:
             raise CommandError(str(exc)) from None
+
+    def _import(self, table: str, database: str | None, as_json: bool, verbosity: int) -> None:
+        carried = carry_over(database, table)
+        if as_json:
+            self.stdout.write(json.dumps([vars(c) for c in carried], indent=2))
+            return
+        if verbosity >= 2:
+            for c in carried:
+                self.stdout.write(f"{c.name}: {c.last} -> continues above {c.continues_above}")
+        if verbosity >= 1:
+            self.stdout.write(f"Imported {len(carried)} sequences from {table}.")
 
     def _raise(self, name: str, by: int | None, database: str | None) -> None:
         stored = name.split(":", 1)

@@ -1,0 +1,65 @@
+"""Carry django-sequences' values over: every row of its table (``sequences_sequence``:
+``name``, ``last``) makes our sequence of that name continue above ``last``.
+
+Idempotent: a mark already at or above ``last`` is left as it is, so running it again,
+or after our sequences issued more values, changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import connections, router
+
+from ..exceptions import SequenceError
+from .spec import SequenceSpec, get_spec
+from .stores import get_store
+
+__all__ = ["TABLE", "Carried", "carry_over"]
+
+#: django-sequences' table (its app label ``sequences``, its model ``Sequence``).
+TABLE = "sequences_sequence"
+
+
+@dataclass(frozen=True)
+class Carried:
+    name: str
+    last: int  # django-sequences' last value
+    continues_above: int  # our sequence's last value now
+
+
+def _spec(name: str) -> SequenceSpec:
+    try:
+        spec = get_spec(name)
+    except SequenceError:  # undeclared under "refuse", or a name our API refuses
+        return SequenceSpec(name)
+    return spec
+
+
+def carry_over(using: str | None = None, table: str = TABLE) -> list[Carried]:
+    """Import every row of django-sequences' ``table`` from the database ``using`` (default:
+    the router's ``db_for_write`` for our marks); what each sequence continues above."""
+    from .models import SequenceMark
+
+    alias = using or router.db_for_write(SequenceMark)
+    connection = connections[alias]
+    if table not in connection.introspection.table_names():
+        raise SequenceError(
+            f"The database {alias!r} has no table {table!r}: nothing to import (is it the "
+            "database django-sequences used? --table names another table)."
+        )
+    qn = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {qn('name')}, {qn('last')} FROM {qn(table)} ORDER BY 1")
+        rows = cursor.fetchall()
+    store = get_store()
+    carried = []
+    for name, last in rows:
+        spec = _spec(name)
+        if spec.daily:
+            raise SequenceError(
+                f"{name!r} is declared daily in SNOWID_SEQUENCES: django-sequences' value "
+                "belongs to no day. Import before declaring it daily, or under another name."
+            )
+        carried.append(Carried(name, last, store.continue_above(spec, name, last, alias)))
+    return carried
