@@ -138,6 +138,9 @@ class SnowidSettings:
     SEQUENCE_MIN_STEP: Setting[int] = Setting(100, "the smallest raise of a Redis mark")
     SEQUENCE_MAX_STEP: Setting[int] = Setting(1_000_000, "the largest planned raise")
 
+    # ------------------------------------------------ database ids (issue 29)
+    DATABASE_NODES: Setting[int] = Setting(4, "top node values databases issue ids from")
+
     def order_format_default(self, name: str) -> Any:
         """``packing``, ``sequence_bits``, ... : the default of one format option."""
         return getattr(self, f"ORDER_{name.upper()}")

@@ -161,9 +161,11 @@ class LeaseHolder:
                 ),
                 default=-1,
             )
-            if top < 0:
+            # Never into the node values reserved for databases.
+            wider = min(top - self.pool.first + 1, self.pool.capacity - self.pool.reserved)
+            if top < 0 or wider <= size:
                 raise
-            return self._acquire_in(top - self.pool.first + 1)
+            return self._acquire_in(wider)
 
     def _refuse_another_layout_of_this_name(self) -> None:
         """Refuse while live leases of a layout of this name sit in another pool: its node
