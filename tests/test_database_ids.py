@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import json
 import threading
-import time
 
 import django
 import pytest
@@ -74,7 +73,7 @@ def test_a_bad_number_of_database_nodes_is_refused(settings):
 @isolate_apps("tests.testapp")
 def test_the_option_round_trips_through_migrations():
     field = SnowflakeField(layout="js", database_ids=True)
-    _, path, args, kwargs = field.deconstruct()
+    _, _path, args, kwargs = field.deconstruct()
     assert kwargs["database_ids"] is True
     rebuilt = SnowflakeField(*args, **kwargs)
     if django.VERSION >= (5, 0):
@@ -227,17 +226,23 @@ def test_copy_and_insert_select_beside_python_processes(settings):
                 f"INSERT INTO {TABLE} (value, source) "
                 "SELECT g, 'select' FROM generate_series(1, 100000) g"
             )
-            with conn.cursor() as cursor:
-                with cursor.copy(f"COPY {TABLE} (value, source) FROM STDIN") as copy:
-                    for chunk in range(0, 1_000_000, 100_000):
-                        copy.write("".join(f"{i}\tcopy\n" for i in range(chunk, chunk + 100_000)))
+            with (
+                conn.cursor() as cursor,
+                cursor.copy(f"COPY {TABLE} (value, source) FROM STDIN") as copy,
+            ):
+                for chunk in range(0, 1_000_000, 100_000):
+                    copy.write("".join(f"{i}\tcopy\n" for i in range(chunk, chunk + 100_000)))
         stop.set()
         results = children.results()
     assert all(status == "ok" for status, _ in results), results
     last_tick = layout.tick_at(django.utils.timezone.now())
     with _psycopg() as conn:
-        total, distinct = conn.execute(f"SELECT count(*), count(DISTINCT id) FROM {TABLE}").fetchone()
-        by_source = dict(conn.execute(f"SELECT source, count(*) FROM {TABLE} GROUP BY 1").fetchall())
+        total, distinct = conn.execute(
+            f"SELECT count(*), count(DISTINCT id) FROM {TABLE}"
+        ).fetchone()
+        by_source = dict(
+            conn.execute(f"SELECT source, count(*) FROM {TABLE} GROUP BY 1").fetchall()
+        )
         database_nodes = {
             row[0]
             for row in conn.execute(
@@ -274,14 +279,17 @@ def test_migrating_the_default_forward_and_backward_on_a_table_with_rows():
             "INSERT INTO dbidsapp_label (id, name) VALUES (%s, 'from sql') RETURNING code",
             [Label._meta.pk.new_id()],
         )
+
     try:
         call_command("migrate", "dbidsapp", "0001", verbosity=0)
         Label.objects.bulk_create([Label(name=f"old {i}") for i in range(100)])
         before = set(Label.objects.values_list("code", flat=True))
         with pytest.raises(IntegrityError), connection.cursor() as cursor:
             insert(cursor)  # no default yet: NOT NULL
-        with pytest.raises(CommandError, match="dbidsapp_label.code"):
-            call_command("snowid_database_ids", "--check", "--database", "default", stdout=io.StringIO())
+        with pytest.raises(CommandError, match=r"dbidsapp_label\.code"):
+            call_command(
+                "snowid_database_ids", "--check", "--database", "default", stdout=io.StringIO()
+            )
 
         call_command("migrate", "dbidsapp", "0002", verbosity=0)
         assert set(Label.objects.values_list("code", flat=True)) == before  # rows kept
@@ -289,7 +297,9 @@ def test_migrating_the_default_forward_and_backward_on_a_table_with_rows():
             insert(cursor)
             (code,) = cursor.fetchone()
         assert _node(code) == 255 and code not in before
-        call_command("snowid_database_ids", "--check", "--database", "default", stdout=io.StringIO())
+        call_command(
+            "snowid_database_ids", "--check", "--database", "default", stdout=io.StringIO()
+        )
 
         call_command("migrate", "dbidsapp", "0001", verbosity=0)
         assert Label.objects.count() == 101

@@ -101,6 +101,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "sequences.spec",
         "ids.lookups",
         "ids.publicids",
+        "ids.database.geometry",
+        "ids.database.postgresql",
+        "ids.database.default",
         "encoders",
     ),
     # What issues values (and the field base, which calls them).
@@ -111,10 +114,19 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "orders.recovery",
         "orders.retry",
         "sequences.issuer",
+        "ids.database.reservation",
+        "ids.database.install",
         "generated",
     ),
     ("*.fields", "fields", "orders.queryset"),
-    ("orders.status", "workers.status", "sequences.status", "decoding", "drf"),
+    (
+        "orders.status",
+        "workers.status",
+        "sequences.status",
+        "ids.database.status",
+        "decoding",
+        "drf",
+    ),
     # What Django loads: checks, the admin, commands, app configs, the packages' faces.
     (
         "*.checks",
@@ -128,6 +140,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "*.apps",
         "",
         "ids",
+        "ids.database",
         "orders",
         "workers",
         "sequences",

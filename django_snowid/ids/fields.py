@@ -6,6 +6,7 @@ path migrations write).
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import django
@@ -40,7 +41,7 @@ class _SnowflakeMixin(GeneratedField):
     public_module = "django_snowid.fields"
 
     # Our values are known before the INSERT, also with a database default: no RETURNING.
-    db_returning = False  # type: ignore[assignment]
+    db_returning = False
 
     def __init__(
         self, *args: Any, layout: str | None = None, database_ids: bool = False, **kwargs: Any
@@ -55,10 +56,8 @@ class _SnowflakeMixin(GeneratedField):
             # Rows inserted without this column (COPY, INSERT ... SELECT) get an id from
             # the database. A migration keeps the geometry it was made with (a layout
             # change is an AlterField); E601 refuses Django 4.2, E602/E603 other backends.
-            try:
+            with contextlib.suppress(LayoutError):  # E003/E101 say why
                 kwargs["db_default"] = SnowflakeDefault(Geometry.of(get_layout(layout)).key)
-            except LayoutError:
-                pass  # E003/E101 say why
         super().__init__(*args, **kwargs)
 
     def get_default(self) -> Any:

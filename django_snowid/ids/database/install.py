@@ -42,7 +42,7 @@ def database_fields(alias: str | None = None) -> list[models.Field]:
 
 def _layout_of(field: models.Field) -> Layout | None:
     try:
-        return field.layout  # type: ignore[attr-defined, no-any-return]
+        return field.layout  # type: ignore[attr-defined]
     except LayoutError:
         return None
 
@@ -119,9 +119,8 @@ def record_all(alias: str) -> None:
     done = set()
     for field in database_fields(alias):
         layout = _layout_of(field)
-        if layout is not None and pool_name(layout) not in done:
-            if record(layout, alias):
-                done.add(pool_name(layout))
+        if layout is not None and pool_name(layout) not in done and record(layout, alias):
+            done.add(pool_name(layout))
 
 
 def pre_migrate(*, using: str, plan: Any = None, **kwargs: Any) -> None:

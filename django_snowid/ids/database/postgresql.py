@@ -55,7 +55,9 @@ def comment_of(node: int, tolerance_ms: float) -> str:
 def _tick(g: Geometry) -> str:
     """The clock's tick, as bigint, from ``clock_timestamp()`` (a double: microseconds)."""
     now_ms = f"date_part('epoch', clock_timestamp()) * 1000 - {g.epoch_ms}"
-    return f"floor({now_ms})::bigint" if g.unit_ms == 1 else f"floor(({now_ms}) / {g.unit_ms})::bigint"
+    return (
+        f"floor({now_ms})::bigint" if g.unit_ms == 1 else f"floor(({now_ms}) / {g.unit_ms})::bigint"
+    )
 
 
 def install_statements(g: Geometry, *, schema: str, node: int, tolerance_ms: float) -> list[str]:
@@ -109,8 +111,8 @@ BEGIN
                     ERRCODE = '{ERRCODE}',
                     MESSAGE = format(
                         'django-snowid: the database clock is %s ms behind the last id issued '
-                        'by %s (tolerance {tolerance_ms:g} ms, SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS); '
-                        'no id was issued.',
+                        'by %s (tolerance {tolerance_ms:g} ms, '
+                        'SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS); no id was issued.',
                         (last_tick - now_tick) * {g.unit_ms}, '{g.function}'),
                     HINT = 'Wait until the clock has caught up, or fix the clock (NTP). '
                            'Ids are never issued twice.';
@@ -134,9 +136,10 @@ BEGIN
             END IF;
             spread := CASE WHEN used_up AND now_tick = last_tick + 1 THEN 0
                            ELSE floor(random() * {1 << g.spread_bits})::bigint END;
-            PERFORM setval('{seq}',
-                           (now_tick << {g.time_shift}) | ({node_bits}) | (spread << {g.shard_bits}),
-                           false);
+            PERFORM setval(
+                '{seq}',
+                (now_tick << {g.time_shift}) | ({node_bits}) | (spread << {g.shard_bits}),
+                false);
         END LOOP;
     EXCEPTION WHEN OTHERS OR query_canceled THEN
         PERFORM pg_advisory_unlock({g.lock_key});

@@ -33,7 +33,13 @@ class Command(BaseCommand):
         )
 
     def handle(
-        self, *args: Any, action: str, database: str | None, check: bool, as_json: bool, **options: Any
+        self,
+        *args: Any,
+        action: str,
+        database: str | None,
+        check: bool,
+        as_json: bool,
+        **options: Any,
     ) -> None:
         if database is not None and database not in connections:
             raise CommandError(f"{database!r} is not a database alias of DATABASES.")
@@ -64,5 +70,7 @@ class Command(BaseCommand):
         if check and bad:
             raise CommandError(
                 f"{len(bad)} column(s) lack our database default: "
-                + ", ".join(f"{r['database']}:{r['table']}.{r['column']} ({r['state']})" for r in bad)
+                + ", ".join(
+                    f"{r['database']}:{r['table']}.{r['column']} ({r['state']})" for r in bad
+                )
             )
