@@ -49,3 +49,22 @@ def test_script_runners_are_compared():
     assert done.returncode == 0, done.stderr[-3000:]
     rows = re.findall(r"^(RedisScript|redis-py Script).*?\s([\d.]+)\s+[\d.]+\s", done.stdout, re.M)
     assert len(rows) == 4 and all(float(us) > 0 for _, us in rows), done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.django_db  # needs the PostgreSQL server (skipped where it is missing)
+def test_database_ids_are_compared_with_identity_and_the_floor():
+    from django.conf import settings
+
+    if not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        pytest.skip("measures PostgreSQL (SNOWID_TEST_DB=postgresql)")
+    done = subprocess.run(
+        [sys.executable, "benchmarks/bench_database_ids.py", "--rows", "20000", "--rounds", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = re.findall(r"^  (snowid default|identity|floor)\s+([\d.]+)\s", done.stdout, re.M)
+    assert len(rows) == 6 and all(float(seconds) > 0 for _, seconds in rows), done.stdout
