@@ -26,9 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from django_snowid.core.layout import PRESETS  # noqa: E402
-from django_snowid.ids.database.geometry import Geometry  # noqa: E402
-from django_snowid.ids.database.postgresql import install_statements  # noqa: E402
+from django_snowid.core.layout import PRESETS
+from django_snowid.ids.database.geometry import Geometry
+from django_snowid.ids.database.postgresql import install_statements
 
 DATABASE = "snowid_bench_database_ids"
 NODE = 1023  # the top node value of "classic": the first database's

@@ -65,6 +65,19 @@ def test_the_option_is_refused_where_the_database_cannot_issue_ids():
     assert ids == expected
 
 
+@isolate_apps("tests.testapp")
+def test_the_option_is_refused_with_a_shard_source():
+    class Parcel(models.Model):
+        owner_id = models.BigIntegerField()
+        code = SnowflakeField(layout="sharded", shard_from="owner_id", database_ids=True)
+
+        class Meta:
+            app_label = "testapp"
+
+    ids = [m.id for m in field_messages([Parcel._meta.get_field("code")])]
+    assert ids == ["django_snowid.E607"]
+
+
 def test_a_bad_number_of_database_nodes_is_refused(settings):
     settings.SNOWID_DATABASE_NODES = 0
     assert [m.id for m in check_database_nodes()] == ["django_snowid.E604"]

@@ -1,4 +1,4 @@
-"""System checks of database ids (``database_ids=True``): E600-E606, W600."""
+"""System checks of database ids (``database_ids=True``): E600-E607, W600."""
 
 from __future__ import annotations
 
@@ -49,9 +49,22 @@ def check_database_fields(app_configs: Any = None, **kwargs: Any) -> list[CheckM
 
 
 def field_messages(fields: Iterable[models.Field]) -> list[CheckMessage]:
-    """E600 (Django 4.2), E601 (SQLite), E602 (MariaDB/MySQL), E603 (another backend)."""
+    """E600 (Django 4.2), E601 (SQLite), E602 (MariaDB/MySQL), E603 (another backend),
+    E607 (with ``shard_from``)."""
     messages: list[CheckMessage] = []
     for field in fields:
+        if getattr(field, "shard_from", None) is not None:
+            messages.append(
+                _field_error(
+                    field,
+                    f"database_ids=True with shard_from={field.shard_from!r}: the database "  # type: ignore[attr-defined]
+                    "cannot read the shard source of a row it fills, and its ids would all "
+                    "carry shard 0.",
+                    "django_snowid.E607",
+                    "Remove one of the two options. ",
+                )
+            )
+            continue
         if django.VERSION < (5, 0):
             messages.append(
                 _field_error(
