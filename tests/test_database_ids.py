@@ -287,37 +287,58 @@ def test_copy_and_insert_select_beside_python_processes(settings):
 def test_migrating_the_default_forward_and_backward_on_a_table_with_rows():
     from tests.dbidsapp.models import Label
 
-    def insert(cursor):  # a service that writes the pk but leaves the code out
-        cursor.execute(
-            "INSERT INTO dbidsapp_label (id, name) VALUES (%s, 'from sql') RETURNING code",
-            [Label._meta.pk.new_id()],
-        )
+    pk, code = Label._meta.pk, Label._meta.get_field("code")
+
+    def insert(cursor, *, with_code: bool = False) -> int:
+        """A service that writes the pk (and maybe the code), leaving the rest out."""
+        if with_code:
+            cursor.execute(
+                "INSERT INTO dbidsapp_label (id, name, code) VALUES (%s, 'old', %s) RETURNING code",
+                [pk.new_id(), code.new_id()],
+            )
+        else:
+            cursor.execute(
+                "INSERT INTO dbidsapp_label (id, name) VALUES (%s, 'sql') RETURNING code",
+                [pk.new_id()],
+            )
+        return cursor.fetchone()[0]
+
+    def check() -> None:
+        out = io.StringIO()
+        call_command("snowid_database_ids", "--check", "--database", "default", stdout=out)
 
     try:
         call_command("migrate", "dbidsapp", "0001", verbosity=0)
-        Label.objects.bulk_create([Label(name=f"old {i}") for i in range(100)])
-        before = set(Label.objects.values_list("code", flat=True))
+        with connection.cursor() as cursor:
+            before = {insert(cursor, with_code=True) for _ in range(100)}
         with pytest.raises(IntegrityError), connection.cursor() as cursor:
             insert(cursor)  # no default yet: NOT NULL
-        with pytest.raises(CommandError, match=r"dbidsapp_label\.code"):
-            call_command(
-                "snowid_database_ids", "--check", "--database", "default", stdout=io.StringIO()
-            )
+        with pytest.raises(CommandError, match=r"dbidsapp_label\.code \(missing\)"):
+            check()
 
-        call_command("migrate", "dbidsapp", "0002", verbosity=0)
-        assert set(Label.objects.values_list("code", flat=True)) == before  # rows kept
+        call_command("migrate", "dbidsapp", "0002", verbosity=0)  # AlterField: SET DEFAULT
         with connection.cursor() as cursor:
-            insert(cursor)
-            (code,) = cursor.fetchone()
-        assert _node(code) == 255 and code not in before
-        call_command(
-            "snowid_database_ids", "--check", "--database", "default", stdout=io.StringIO()
-        )
+            cursor.execute("SELECT code FROM dbidsapp_label")
+            assert {row[0] for row in cursor.fetchall()} == before  # the rows kept theirs
+            new = insert(cursor)
+        assert _node(new) == 255 and new not in before
 
-        call_command("migrate", "dbidsapp", "0001", verbosity=0)
-        assert Label.objects.count() == 101
+        call_command("migrate", "dbidsapp", "0003", verbosity=0)  # AddField on 101 rows
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*), count(DISTINCT batch) FROM dbidsapp_label")
+            assert cursor.fetchone() == (101, 101)
+            cursor.execute(
+                f"SELECT DISTINCT (batch >> {SEQUENCE_BITS}) & {NODE_MASK} FROM dbidsapp_label"
+            )
+            assert cursor.fetchall() == [(255,)]
+        check()
+
+        call_command("migrate", "dbidsapp", "0001", verbosity=0)  # both undone
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM dbidsapp_label")
+            assert cursor.fetchone() == (101,)
         with pytest.raises(IntegrityError), connection.cursor() as cursor:
             insert(cursor)
     finally:
         call_command("migrate", "dbidsapp", verbosity=0)
-    call_command("snowid_database_ids", "--check", "--database", "default", stdout=io.StringIO())
+    check()

@@ -21,3 +21,5 @@ class Label(models.Model):
 
     code = SnowflakeField(layout="dbids", database_ids=True)
     name = models.CharField(max_length=50)
+    # Added by a later migration to a table that holds rows: each row gets a database id.
+    batch = SnowflakeField(layout="dbids", database_ids=True)
