@@ -132,7 +132,9 @@ def test_a_database_clock_stepped_back_never_repeats_an_id(server):
     layout = layout_from_spec({"time_bits": 41, "node": {"worker": 8}, "sequence_bits": 14})
     geometry = Geometry.of(layout)
     with server.connect() as conn:
-        for statement in install_statements(geometry, schema="public", node=255, tolerance_ms=5):
+        # A tolerance of 1 s: the small step (0.5 s) stays inside it however slowly this
+        # machine runs the inserts around the step.
+        for statement in install_statements(geometry, schema="public", node=255, tolerance_ms=1000):
             conn.execute(statement)
         conn.execute(f"CREATE TABLE t (id bigint PRIMARY KEY DEFAULT {geometry.function}(), x int)")
         tick = f"floor(date_part('epoch', clock_timestamp()) * 1000 - {geometry.epoch_ms})::bigint"
@@ -145,9 +147,9 @@ def test_a_database_clock_stepped_back_never_repeats_an_id(server):
             ]
 
         before = insert(300)
-        server.shift("-0.004")  # 4 ms back: within the 5 ms tolerance, continue
+        server.shift("-0.5")  # 0.5 s back: within the tolerance, continue on the last tick
         small_step = insert(300)
-        server.shift("-2")  # 2 s back: refuse
+        server.shift("-5")  # 5 s back: refuse
         with pytest.raises(psycopg.Error) as refused:
             insert(1)
         server.shift("+0")
@@ -162,4 +164,4 @@ def test_a_database_clock_stepped_back_never_repeats_an_id(server):
     # The small step was absorbed: some ids carry a tick ahead of the server's clock
     # (the last tick, continued), none more than the tolerance ahead.
     ahead = [layout.decode(value).tick - clock for value, clock in small_step]
-    assert max(ahead) > 0 and max(ahead) <= 5
+    assert max(ahead) > 0 and max(ahead) <= 1000

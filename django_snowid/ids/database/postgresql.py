@@ -7,12 +7,13 @@ column default ``snowid_next_id_<geometry>()`` is a ``LANGUAGE sql`` function wh
 is one expression, which PostgreSQL inlines into the default of a ``COPY`` or ``INSERT``:
 
     CASE WHEN nextval(seq) >> node_shift = (tick of clock_timestamp()) << node_bits | node
-         THEN currval(seq)                 -- this session's nextval: an id of this tick
+         THEN lastval()                    -- that nextval's value: an id of this tick
          ELSE snowid_advance_<geometry>()  -- a new tick, a full one, or a clock gone back
     END
 
-``clock_timestamp()``, never ``now()``: ``now()`` is the transaction's start, the same
-for every row of a ``COPY`` (trap 34). A value of the sequence is handed out once
+``lastval()`` is the value this session's ``nextval`` just returned (cheaper than
+``currval``, which opens the sequence). ``clock_timestamp()``, never ``now()``: ``now()``
+is the transaction's start, the same for every row of a ``COPY`` (trap 34). A value of the sequence is handed out once
 whatever happens; it is an id only when its time and node parts are the clock's tick
 and this database's node, so no id repeats while the sequence never moves back.
 
@@ -152,7 +153,7 @@ CREATE OR REPLACE FUNCTION {fn}() RETURNS bigint
 LANGUAGE sql VOLATILE PARALLEL UNSAFE AS $body$
 SELECT CASE
     WHEN (nextval('{seq}') >> {g.node_shift}) = (({_tick(g)} << {g.node_bits}) | {node})
-    THEN currval('{seq}')
+    THEN lastval()
     ELSE {adv}()
 END
 $body$"""
