@@ -120,6 +120,7 @@ def test_the_reservations_are_listed_like_leases(settings):
     # asks for it).
     assert {w for w, row in rows.items() if row["owner"].startswith("database:")} <= RESERVED
     assert rows[255]["pool"] == "node-bits-14-8"
+    assert rows[255]["expires_in_s"] == "never"
 
 
 @postgresql_only

@@ -21,6 +21,7 @@ from ...conf import conf
 from ...core.layout import Layout
 from ...exceptions import WorkerIdError
 from ...workers.pool import PoolSpec, pool_for
+from ...workers.stores.base import NEVER_EXPIRES
 
 __all__ = [
     "NEVER",
@@ -32,7 +33,7 @@ __all__ = [
 ]
 
 #: ``expires_ms`` of a reservation: never.
-NEVER = 2**62
+NEVER = NEVER_EXPIRES
 TOKEN = "database"
 
 
