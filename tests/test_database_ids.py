@@ -15,7 +15,11 @@ from django.db import IntegrityError, connection, models
 from django.test.utils import CaptureQueriesContext, isolate_apps
 
 from django_snowid.fields import SnowflakeAutoField, SnowflakeField
-from django_snowid.ids.database.checks import check_database_nodes, field_messages
+from django_snowid.ids.database.checks import (
+    check_database_defaults,
+    check_database_nodes,
+    field_messages,
+)
 from django_snowid.ids.database.geometry import Geometry
 from django_snowid.layouts import get_layout
 from django_snowid.workers.pool import pool_for
@@ -316,6 +320,9 @@ def test_migrating_the_default_forward_and_backward_on_a_table_with_rows():
             insert(cursor)  # no default yet: NOT NULL
         with pytest.raises(CommandError, match=r"dbidsapp_label\.code \(missing\)"):
             check()
+        warned = check_database_defaults(databases=["default"])
+        assert {m.id for m in warned} == {"django_snowid.W600"}
+        assert any("dbidsapp_label.code" in m.msg for m in warned)
 
         call_command("migrate", "dbidsapp", "0002", verbosity=0)  # AlterField: SET DEFAULT
         with connection.cursor() as cursor:
@@ -333,6 +340,7 @@ def test_migrating_the_default_forward_and_backward_on_a_table_with_rows():
             )
             assert cursor.fetchall() == [(255,)]
         check()
+        assert check_database_defaults(databases=["default"]) == []
 
         call_command("migrate", "dbidsapp", "0001", verbosity=0)  # both undone
         with connection.cursor() as cursor:
