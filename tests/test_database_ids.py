@@ -129,6 +129,17 @@ def test_the_reservations_are_listed_like_leases(settings):
 
 @postgresql_only
 @pytest.mark.django_db
+def test_the_reservations_are_listed_whatever_the_worker_id_source(settings):
+    settings.SNOWID_WORKER_ID_SOURCE = "static"
+    out = io.StringIO()
+    call_command("snowid_workers", stdout=out)
+    text = out.getvalue()
+    assert "the worker id is fixed" in text
+    assert "Node values reserved for databases" in text and "database:default" in text
+
+
+@postgresql_only
+@pytest.mark.django_db
 def test_a_fixed_worker_id_among_the_reserved_values_is_refused(settings):
     settings.SNOWID_WORKER_ID = 254
     assert "django_snowid.E606" in [m.id for m in check_database_nodes()]

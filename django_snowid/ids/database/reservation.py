@@ -30,6 +30,7 @@ __all__ = [
     "owner_of",
     "postgresql_databases",
     "record",
+    "reservations",
 ]
 
 #: ``expires_ms`` of a reservation: never.
@@ -107,3 +108,20 @@ def record(layout: Layout, alias: str) -> bool:
     }
     rows.update_or_create(pool=pool.name, worker=node, defaults=fields)
     return True
+
+
+def reservations() -> list[dict[str, Any]]:
+    """The node values databases hold, as ``snowid_workers`` lists leases (none while
+    the lease table does not exist)."""
+    model = apps.get_model("django_snowid", "WorkerLease")
+    try:
+        rows = list(
+            model._default_manager.using(router.db_for_read(model))
+            .filter(token=TOKEN, expires_ms__gte=NEVER)
+            .order_by("pool", "worker")
+        )
+    except DatabaseError:
+        return []
+    return [
+        {"pool": r.pool, "worker_id": r.worker, "layout": r.layout, "owner": r.owner} for r in rows
+    ]
