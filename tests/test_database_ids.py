@@ -362,3 +362,38 @@ def test_migrating_the_default_forward_and_backward_on_a_table_with_rows():
     finally:
         call_command("migrate", "dbidsapp", verbosity=0)
     check()
+
+
+@postgresql_only
+@pytest.mark.django_db(transaction=True)
+def test_a_used_up_tick_moves_to_the_next_one():
+    """A geometry of 32 ids a tick: an INSERT ... SELECT of 5,000 rows waits for the next
+    tick each time one is used up, as the Python generator does; nothing spills."""
+    from django_snowid.core.layout import layout_from_spec
+    from django_snowid.ids.database.postgresql import install_statements
+
+    layout = layout_from_spec({"time_bits": 41, "node": {"worker": 8}, "sequence_bits": 5})
+    geometry = Geometry.of(layout)
+    with _psycopg() as conn:
+        for statement in install_statements(geometry, schema="public", node=200, tolerance_ms=5):
+            conn.execute(statement)
+        conn.execute(
+            f"CREATE TABLE small_ticks (id bigint PRIMARY KEY DEFAULT {geometry.function}(), n int)"
+        )
+        try:
+            conn.execute("INSERT INTO small_ticks (n) SELECT g FROM generate_series(1, 5000) g")
+            ids = [row[0] for row in conn.execute("SELECT id FROM small_ticks ORDER BY n")]
+        finally:
+            conn.execute("DROP TABLE small_ticks")
+    assert ids == sorted(ids) and len(set(ids)) == 5000
+    decoded = [layout.decode(value) for value in ids]
+    assert {d.node for d in decoded} == {200}
+    per_tick: dict[int, int] = {}
+    for d in decoded:
+        per_tick[d.tick] = per_tick.get(d.tick, 0) + 1
+    assert max(per_tick.values()) <= 32 and len(per_tick) >= 5000 // 32
+    # A tick entered right after a used-up one starts at sequence 0 (no offset lost).
+    last = {d.tick: d.sequence for d in decoded}
+    first = {d.tick: d.sequence for d in reversed(decoded)}
+    after_used_up = [tick + 1 for tick, seq in last.items() if seq == 31 and tick + 1 in first]
+    assert after_used_up and all(first[tick] == 0 for tick in after_used_up)
