@@ -12,14 +12,17 @@ MYSQL_EXTRA := $(shell pkg-config --exists libmariadb 2>/dev/null || pkg-config 
 PY312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do "$$p" -c '' 2>/dev/null && { echo "$$p"; break; }; done)
 PYTEST_FLAGS ?= -q
 
-.PHONY: help demo test typecheck test-sqlite test-postgresql test-mariadb test-isolation test-django42 \
-        test-django6 bench lint clean
+.PHONY: help demo screenshots test typecheck test-sqlite test-postgresql test-mariadb test-isolation test-django42 \
+        test-django6 bench lint clean docs package
 
 help:
 	@echo "make demo   install the app and Django only (.venv-demo), migrate the example shop"
 	@echo "            (SQLite), create rows, and print how to start its server and log in"
-	@echo "make test   set up and run the whole test suite (SQLite, PostgreSQL, MariaDB)"
+	@echo "make test   set up and run the whole test suite (SQLite, PostgreSQL, MariaDB), build"
+	@echo "            the docs and the package"
+	@echo "make docs   build the documentation site (docs/_build/html), strictly"
 	@echo "make bench  run the benchmarks"
+	@echo "make screenshots  the docs' admin screenshots (docs/_static/screenshots), headless Chromium"
 	@echo "make lint   ruff and mypy (make typecheck: mypy alone)"
 
 # ------------------------------------------------------------------ setup
@@ -41,9 +44,16 @@ demo: $(DEMO_VENV)/.installed
 	cd example_project && ../$(DEMO_VENV)/bin/python manage.py migrate --noinput -v 0
 	cd example_project && ../$(DEMO_VENV)/bin/python manage.py shop_demo
 
+# The documentation's admin screenshots, from the example shop in a fresh database, taken
+# with the headless Chromium the browser tests use (SNOWID_CHROMIUM, or chromium on PATH).
+SCREENSHOTS_DIR ?= docs/_static/screenshots
+screenshots: $(BIN)/.installed
+	$(BIN)/python example_project/screenshots.py $(SCREENSHOTS_DIR)
+
 # ------------------------------------------------------------------ tests
 test: $(BIN)/.installed
 	$(MAKE) --no-print-directory typecheck
+	$(MAKE) --no-print-directory docs package
 	$(MAKE) --no-print-directory test-sqlite test-postgresql test-mariadb test-isolation
 	$(MAKE) --no-print-directory test-django42
 	$(MAKE) --no-print-directory test-django6
@@ -115,6 +125,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/bench_scripts.py
 	$(BIN)/python benchmarks/bench_remote.py
 	$(BIN)/python benchmarks/bench_drf.py
+	$(BIN)/python benchmarks/bench_audit.py
 	$(BIN)/python benchmarks/bench_database_ids.py
 
 lint: $(BIN)/.installed
@@ -127,4 +138,19 @@ typecheck: $(BIN)/.installed
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) $(VENV)-django42 $(VENV)-django6 $(DEMO_VENV) example_project/db.sqlite3 .pytest_cache
+	rm -rf $(VENV) $(VENV)-django42 $(VENV)-django6 $(DEMO_VENV) example_project/db.sqlite3 .pytest_cache \
+	    docs/_build dist
+
+# ------------------------------------------------------------------- docs
+# The documentation site (Sphinx, docs/): strict, a warning fails the build.
+docs: $(BIN)/.installed
+	$(BIN)/sphinx-build -W --keep-going -n -q -b html docs docs/_build/html
+	@echo "make docs: docs/_build/html/index.html"
+
+# --------------------------------------------------------------- packaging
+# The sdist and the wheel, checked by twine and by what they hold (scripts/check_dist.py).
+package: $(BIN)/.installed
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist . > /dev/null
+	$(BIN)/twine check --strict dist/*
+	$(BIN)/python scripts/check_dist.py dist

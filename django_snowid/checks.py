@@ -2,7 +2,8 @@
 client, E500 and E501).
 
 A misconfiguration must stop ``runserver``/``migrate``/``check`` at startup, never
-surface at the first insert. Each id is documented in the README under "System checks".
+surface at the first insert. Every id is in :data:`CHECK_IDS`, from which the docs' checks
+page is generated, and every hint ends with the link to the id's entry there.
 Each feature keeps its checks in its own ``checks`` module, listed in its ``CHECKS``;
 ``AppConfig.ready()`` registers them (:func:`register`), importing registers nothing.
 """
@@ -25,6 +26,8 @@ from .redis.client import factory
 
 __all__ = [
     "CHECKS",
+    "CHECK_IDS",
+    "DOCS_CHECKS_URL",
     "HINT",
     "Check",
     "configured_layouts",
@@ -38,7 +41,141 @@ __all__ = [
 #: A check function and its tag.
 Check = tuple[Callable[..., list[CheckMessage]], str]
 
-HINT = "See the README section 'System checks', {id}."
+#: Every check id of the app, and what it means: the docs' checks page is generated from
+#: this table (docs/_ext/snowid_reference.py), and a test fails when an id used in the code
+#: is missing here. reST markup (``...``) is allowed.
+CHECK_IDS: dict[str, str] = {
+    # ------------------------------------------------------ ids and layouts
+    "django_snowid.E001": "``SNOWID_EPOCH`` is not an aware date-time (naive, or not ISO 8601). "
+    "Said once: the layouts that use it get no E003, their fields no E101.",
+    "django_snowid.E002": "The epoch is in the future: every id would need a negative time part.",
+    "django_snowid.E003": "``SNOWID_LAYOUT`` or an entry of ``SNOWID_LAYOUTS`` is invalid: unknown "
+    "preset or key, missing keys, more than 63 bits, time bits reaching past year 9999, "
+    "``spread_bits`` outside ``0..sequence_bits``.",
+    "django_snowid.E004": "The worker id does not fit a layout (out of range, or named parts that "
+    "do not match); with a lease source, a fixed part out of range.",
+    "django_snowid.E005": "A layout's time bits are already exhausted: no id can be issued.",
+    "django_snowid.W001": "A layout's time bits run out within ten years.",
+    "django_snowid.E006": '``SNOWID_WORKER_ID_SOURCE`` is unknown, or (``"env"``) its environment '
+    "variable is set but not a worker id. An unset variable passes the checks (``migrate`` "
+    "runs without it); the first id refuses.",
+    "django_snowid.E007": "``SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS`` is not a number >= 0.",
+    "django_snowid.E101": "A field's ``layout=`` names no configured layout (a configured but "
+    "invalid one is E003's).",
+    "django_snowid.W030": "``DEFAULT_AUTO_FIELD`` names ``SnowflakeAutoField``, but an app of the "
+    "project sets its own ``default_auto_field`` in its ``AppConfig`` (``startapp`` writes "
+    '``"django.db.models.BigAutoField"``), so its models get no Snowflake key and the admin '
+    "mixin has nothing to decode. Names each such app and its models; remove the line from its "
+    "``apps.py``. Django's own apps and installed distributions are not reported.",
+    "django_snowid.E400": "``SnowflakeAutoField(shard_from=...)`` or "
+    "``SnowflakeField(shard_from=...)`` uses a layout without shard bits.",
+    "django_snowid.E401": "``SNOWID_PUBLIC_ID_ALPHABET`` or ``SNOWID_PUBLIC_ID_MIN_LENGTH`` is "
+    "invalid (fewer than 3 characters, a repeated or multibyte character, a length outside "
+    "0..255).",
+    "django_snowid.E402": "``SNOWID_PUBLIC_ID_ALPHABET`` is set but ``sqids`` is not installed.",
+    "django_snowid.W400": "``SNOWID_PUBLIC_ID_ALPHABET`` is sqids' default alphabet, which anyone "
+    "can decode with.",
+    # ------------------------------------------------------------ worker ids
+    "django_snowid.E010": "``SNOWID_WORKER_LEASE_TTL_S`` is not a number > 0 (0 would make the "
+    "heartbeat spin and the lease fence at once).",
+    "django_snowid.E011": "``SNOWID_WORKER_POOL_SIZE`` is neither ``None`` nor an integer >= 1.",
+    "django_snowid.E012": "``SNOWID_WORKER_RESUME_MAX_WAIT_MS`` is not a number >= 0.",
+    "django_snowid.E013": "``SNOWID_WORKER_SLOT_DIR`` is neither ``None`` nor a path.",
+    "django_snowid.E014": "``SNOWID_WORKER_ID_ENV`` is not the name of an environment variable.",
+    "django_snowid.E015": "``SNOWID_WORKER_ID`` is neither an integer >= 0 nor a dict of part "
+    "names to integers >= 0.",
+    "django_snowid.E016": 'Worker-id leases use Redis (``SNOWID_WORKER_ID_SOURCE = "redis"``) but '
+    "``CACHES[SNOWID_REDIS_ALIAS]`` is missing or not a django-redis cache (and no "
+    "``SNOWID_REDIS_CLIENT_FACTORY`` makes the client).",
+    "django_snowid.W010": '``SNOWID_WORKER_ID_SOURCE = "slot"`` and nothing tells hosts apart (a '
+    "layout leases its whole node, or ``SNOWID_WORKER_ID`` is not set): every host starts at "
+    "worker 0. On one host, silence it (``SILENCED_SYSTEM_CHECKS``).",
+    # --------------------------------------------------------- order numbers
+    "django_snowid.E201": "``shard_from=...`` (of ``OrderNumberField``, ``SnowflakeAutoField`` or "
+    "``SnowflakeField``) names no field or attribute of the model.",
+    "django_snowid.W201": "``shard_from=...`` names values whose low bits are known to be uneven, "
+    "so most rows would share a few shards: ids (or a foreign key to ids) of a layout whose "
+    "``spread_bits`` are fewer than the shard needs (its shard bits; for decimal packing, as "
+    "many bits as shard digits), or a field whose own shard part is always 0 (no "
+    "``shard_from`` of its own). Give that layout ``spread_bits`` (the default, 4).",
+    "django_snowid.E202": "An order-number format is invalid: bits beyond 63, digits beyond 19, a "
+    "decimal packing that overflows 64 bits before the end of 2090, an unknown zone.",
+    "django_snowid.E203": "The order-number zone has daylight saving and "
+    "``SNOWID_ORDER_ALLOW_DST`` is not set.",
+    "django_snowid.E204": "Fields sharing one stream use different formats.",
+    "django_snowid.E205": '``SNOWID_ORDER_BACKEND`` is neither ``"redis"`` nor ``"database"``.',
+    "django_snowid.E206": "Order numbers use Redis but ``CACHES[SNOWID_REDIS_ALIAS]`` is missing "
+    "or not a django-redis cache (and no ``SNOWID_REDIS_CLIENT_FACTORY`` makes the client).",
+    "django_snowid.E207": "``SNOWID_ORDER_RANDOM_START`` is not an integer >= 0, or leaves no "
+    "sequence of a second.",
+    "django_snowid.E208": '``SNOWID_ORDER_WHEN_FULL`` is neither ``"wait"`` nor ``"raise"``.',
+    "django_snowid.E210": "``SNOWID_ORDER_ALLOW_DST`` is not ``True`` or ``False``.",
+    "django_snowid.E211": "``SNOWID_ORDER_MAX_WAIT_MS`` is not a number of milliseconds from 0 to "
+    '60000 (``"2s"`` is refused).',
+    "django_snowid.E212": "``SNOWID_ORDER_MAX_BACKWARDS_S`` is not an integer from 1 to 3600 (a "
+    "recovered stream resumes one second ahead).",
+    "django_snowid.E213": "``SNOWID_ORDER_INSERT_RETRIES`` is not an integer from 0 to 100.",
+    "django_snowid.E214": "The ``SNOWID_ORDER_PACKING``/``SEQUENCE_BITS``/``SHARD_BITS``/"
+    "``SEQUENCE_DIGITS``/``SHARD_DIGITS``/``ZONE`` settings make no valid format (each field "
+    "that uses them also reports E202).",
+    # ------------------------------------------------------- named sequences
+    "django_snowid.E300": '``SNOWID_SEQUENCE_BACKEND`` is neither ``"database"`` nor ``"redis"``.',
+    "django_snowid.E301": '``SNOWID_SEQUENCES_UNKNOWN`` is neither ``"create"`` nor ``"refuse"``.',
+    "django_snowid.E302": "``SNOWID_SEQUENCES`` is not a dict, or a declaration is invalid: an "
+    "illegal name, an unknown key or kind, a zone that is not IANA, ``start`` < 0, step bounds "
+    "not integers >= 1 or ``max_step < min_step``.",
+    "django_snowid.E303": "``SNOWID_SEQUENCE_MIN_STEP``/``MAX_STEP`` are not integers >= 1, or max "
+    "< min.",
+    "django_snowid.E310": "A sequence field names a sequence that "
+    '``SNOWID_SEQUENCES_UNKNOWN = "refuse"`` refuses.',
+    "django_snowid.E311": "A ``SequenceTextField`` template has no ``{value}``, an unknown field, "
+    "or a format other than a width.",
+    "django_snowid.E312": "A ``SequenceTextField`` template, with its value at its padded width, "
+    "is longer than ``max_length``.",
+    # ----------------------------------------------------------------- Redis
+    "django_snowid.E500": "``SNOWID_REDIS_CLIENT_FACTORY`` is not a dotted path, or cannot be "
+    "imported.",
+    "django_snowid.E501": "``SNOWID_REDIS_CLIENT_FACTORY`` names something that is not callable.",
+    # --------------------------------------------------------- database ids
+    "django_snowid.E600": "``database_ids=True`` needs Django 5.0 or later (the column default "
+    "is a ``db_default``).",
+    "django_snowid.E601": "``database_ids=True`` on a model that lives on SQLite, which has no "
+    "sequences: its ids are made in Python only.",
+    "django_snowid.E602": "``database_ids=True`` on a model that lives on MariaDB or MySQL, where "
+    "the database cannot make such ids safely.",
+    "django_snowid.E603": "``database_ids=True`` on a model that lives on a backend other than "
+    "PostgreSQL, SQLite, MariaDB or MySQL.",
+    "django_snowid.E604": "``SNOWID_DATABASE_NODES`` is not an integer >= 1, or leaves no worker "
+    "id of a layout to processes.",
+    "django_snowid.E605": "More PostgreSQL databases hold models with ``database_ids=True`` than "
+    "``SNOWID_DATABASE_NODES`` reserves node values.",
+    "django_snowid.E606": "A fixed worker id (``static`` or ``env`` source) is one of the node "
+    "values reserved for databases.",
+    "django_snowid.E607": "``database_ids=True`` with ``shard_from``: the database cannot read "
+    "the shard source of a row it fills.",
+    "django_snowid.W600": "A column with ``database_ids=True`` lacks its database default on a "
+    "database, or calls the function of another layout (run ``migrate``).",
+}
+
+#: The generated page of :data:`CHECK_IDS`; each id has an entry there.
+DOCS_CHECKS_URL = "https://django-snowid.readthedocs.io/en/latest/reference/checks.html"
+
+
+def check_url(id_: str) -> str:
+    """The address of ``id_``'s entry on the docs' checks page (Sphinx's anchor of a target
+    named ``django_snowid.E001`` is ``django-snowid-e001``)."""
+    anchor = id_.lower().replace("_", "-").replace(".", "-")
+    return f"{DOCS_CHECKS_URL}#{anchor}"
+
+
+class _Hint:
+    """What ends every check's hint: ``HINT.format(id=...)`` is the link to that id's entry."""
+
+    def format(self, *, id: str) -> str:
+        return f"See {check_url(id)}"
+
+
+HINT = _Hint()
 
 
 def error(msg: str, id_: str) -> Error:

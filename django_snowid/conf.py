@@ -90,53 +90,166 @@ def _project_slot_dir() -> str:
 
 
 class SnowidSettings:
-    """Every ``SNOWID_*`` setting; nothing is read at import time. The README's settings
-    table says the same at more length."""
+    """Every ``SNOWID_*`` setting; nothing is read at import time. The docs' settings page
+    is generated from this table (docs/_ext/snowid_reference.py): group comments become its
+    sections, and every setting needs a meaning (reST markup allowed)."""
 
     # ----------------------------------------------------------------- ids
-    EPOCH: Setting[datetime | str] = Setting(DEFAULT_EPOCH, "tick 0 of layouts without one")
-    LAYOUT: Setting[str | Mapping[str, Any]] = Setting("classic", "the default layout")
-    LAYOUTS: Setting[Mapping[str, str | Mapping[str, Any]]] = Setting({}, "more named layouts")
-    CLOCK_BACKWARDS_TOLERANCE_MS: Setting[float] = Setting(5.0, "a clock this far back waits")
-    PUBLIC_ID_ALPHABET: Setting[str | None] = Setting(None, "the shuffled sqids alphabet")
-    PUBLIC_ID_MIN_LENGTH: Setting[int] = Setting(8, "the shortest public id")
+    EPOCH: Setting[datetime | str] = Setting(
+        DEFAULT_EPOCH,
+        "instant of tick 0 for every layout without its own ``epoch``; naive values are refused",
+    )
+    LAYOUT: Setting[str | Mapping[str, Any]] = Setting(
+        "classic",
+        "the default layout (``layout=None``)",
+    )
+    LAYOUTS: Setting[Mapping[str, str | Mapping[str, Any]]] = Setting(
+        {},
+        'further named layouts for ``layout="name"``',
+    )
+    CLOCK_BACKWARDS_TOLERANCE_MS: Setting[float] = Setting(
+        5.0,
+        "a clock behind the last tick by at most this much is waited out; further behind, ids "
+        "are refused",
+    )
+    PUBLIC_ID_ALPHABET: Setting[str | None] = Setting(
+        None,
+        "public ids: the project's shuffled sqids alphabet (required to use them)",
+    )
+    PUBLIC_ID_MIN_LENGTH: Setting[int] = Setting(
+        8,
+        "public ids: the shortest public id (short ones are padded)",
+    )
 
     # ---------------------------------------------------------- worker ids
-    WORKER_ID: Setting[int | Mapping[str, int]] = Setting(0, "fixed id, or the fixed parts")
-    WORKER_ID_SOURCE: Setting[WorkerIdSource] = Setting("database", "where worker ids come from")
-    WORKER_POOL_SIZE: Setting[int | None] = Setting(None, "at most this many leased ids")
-    WORKER_LEASE_TTL_S: Setting[float] = Setting(30, "a lease's time-to-live")
-    WORKER_SLOT_DIR: Setting[str] = Setting(None, "slot lock files", unset=_project_slot_dir)
-    WORKER_RESUME_MAX_WAIT_MS: Setting[float] = Setting(2000, "longest wait for a recorded tick")
-    WORKER_ID_ENV: Setting[str] = Setting("SNOWID_WORKER_ID", "the 'env' source's variable")
+    WORKER_ID: Setting[int | Mapping[str, int]] = Setting(
+        0,
+        'the worker id when the source is ``"static"``; a dict names the node parts, e.g. '
+        '``{"datacenter": 1, "machine": 3}``. With a lease source: the fixed parts before the '
+        "leased one",
+    )
+    WORKER_ID_SOURCE: Setting[WorkerIdSource] = Setting(
+        "database",
+        "where the worker id comes from",
+    )
+    WORKER_POOL_SIZE: Setting[int | None] = Setting(
+        None,
+        "at most this many leased ids (default: all values of the leased part)",
+    )
+    WORKER_LEASE_TTL_S: Setting[float] = Setting(
+        30,
+        "a lease's time-to-live; renewed every third of it",
+    )
+    WORKER_SLOT_DIR: Setting[str] = Setting(
+        None,
+        'the lock files of the ``"slot"`` source (must be on a local file system); by default '
+        "one directory per project (a digest of the settings module and the default database)",
+        unset=_project_slot_dir,
+    )
+    WORKER_RESUME_MAX_WAIT_MS: Setting[float] = Setting(
+        2000,
+        "the longest wait for the clock to pass a worker id's recorded tick",
+    )
+    WORKER_ID_ENV: Setting[str] = Setting(
+        "SNOWID_WORKER_ID",
+        'the environment variable read by the ``"env"`` source (``"7"`` or '
+        '``"datacenter=1,machine=3"``)',
+    )
 
     # --------------------------------------------------------------- Redis
-    REDIS_ALIAS: Setting[str] = Setting("default", "the django-redis cache alias")
-    REDIS_KEY_PREFIX: Setting[str] = Setting("snowid", "prefix of order and sequence keys")
+    REDIS_ALIAS: Setting[str] = Setting(
+        "default",
+        "the django-redis cache alias for the parts that use Redis",
+    )
+    REDIS_KEY_PREFIX: Setting[str] = Setting(
+        "snowid",
+        "prefix of the Redis keys of order numbers and sequences (several deployments can "
+        "share a Redis); worker-id leases do not use it",
+    )
     #: A dotted path (or a callable) returning a redis-py client; None: django-redis.
-    REDIS_CLIENT_FACTORY: Setting[Any] = Setting(None, "makes the redis-py client instead")
+    REDIS_CLIENT_FACTORY: Setting[Any] = Setting(
+        None,
+        "a callable without arguments returning the redis-py client of our Redis features (a "
+        "``RedisCluster``, say) instead of the django-redis alias, for order numbers, "
+        "worker-id leases and named sequences alike; no ``CACHES`` entry is needed then",
+    )
 
     # ------------------------------------------------------- order numbers
-    ORDER_BACKEND: Setting[OrderBackend] = Setting("redis", "where streams keep their state")
-    ORDER_PACKING: Setting[str] = Setting("binary", "binary or decimal numbers")
-    ORDER_SEQUENCE_BITS: Setting[int] = Setting(14, "binary: sequence bits")
-    ORDER_SHARD_BITS: Setting[int] = Setting(4, "binary: shard bits")
-    ORDER_SEQUENCE_DIGITS: Setting[int] = Setting(5, "decimal: sequence digits")
-    ORDER_SHARD_DIGITS: Setting[int] = Setting(2, "decimal: shard digits")
-    ORDER_ZONE: Setting[str] = Setting("UTC", "the zone stems are written in")
-    ORDER_ALLOW_DST: Setting[bool] = Setting(False, "accept a zone with daylight saving")
-    ORDER_WHEN_FULL: Setting[WhenFull] = Setting("wait", "what a full second does")
-    ORDER_MAX_WAIT_MS: Setting[float] = Setting(2000, "the longest wait for the next second")
-    ORDER_MAX_BACKWARDS_S: Setting[int] = Setting(5, "how far ahead of the clock a stream runs")
-    ORDER_RANDOM_START: Setting[int] = Setting(0, "each second starts at 1 + random 0..N")
-    ORDER_INSERT_RETRIES: Setting[int] = Setting(3, "new numbers after a UNIQUE conflict")
+    ORDER_BACKEND: Setting[OrderBackend] = Setting(
+        "redis",
+        "where order-number sequences live",
+    )
+    ORDER_PACKING: Setting[str] = Setting(
+        "binary",
+        "default packing of ``OrderNumberField``",
+    )
+    ORDER_SEQUENCE_BITS: Setting[int] = Setting(
+        14,
+        "binary: sequence bits (cap ``2**bits - 1`` a second)",
+    )
+    ORDER_SHARD_BITS: Setting[int] = Setting(
+        4,
+        "binary: shard bits (``2**bits`` shards)",
+    )
+    ORDER_SEQUENCE_DIGITS: Setting[int] = Setting(
+        5,
+        "decimal: sequence digits",
+    )
+    ORDER_SHARD_DIGITS: Setting[int] = Setting(
+        2,
+        "decimal: shard digits (``10**digits`` shards)",
+    )
+    ORDER_ZONE: Setting[str] = Setting(
+        "UTC",
+        "the zone stems are rendered in",
+    )
+    ORDER_ALLOW_DST: Setting[bool] = Setting(
+        False,
+        "accept a zone with daylight saving",
+    )
+    ORDER_WHEN_FULL: Setting[WhenFull] = Setting(
+        "wait",
+        "what to do when a second's sequence is used up",
+    )
+    ORDER_MAX_WAIT_MS: Setting[float] = Setting(
+        2000,
+        "the longest wait for the next second",
+    )
+    ORDER_MAX_BACKWARDS_S: Setting[int] = Setting(
+        5,
+        "how far a stream may run ahead of a clock that stepped back",
+    )
+    ORDER_RANDOM_START: Setting[int] = Setting(
+        0,
+        "each second's sequence starts at a random value in ``1..N+1``",
+    )
+    ORDER_INSERT_RETRIES: Setting[int] = Setting(
+        3,
+        "new numbers drawn when an INSERT fails on the UNIQUE column",
+    )
 
     # ----------------------------------------------------- named sequences
-    SEQUENCES: Setting[Mapping[str, Any]] = Setting({}, "the declared sequences")
-    SEQUENCES_UNKNOWN: Setting[UnknownSequences] = Setting("create", "an undeclared name")
-    SEQUENCE_BACKEND: Setting[SequenceBackend] = Setting("database", "where sequences live")
-    SEQUENCE_MIN_STEP: Setting[int] = Setting(100, "the smallest raise of a Redis mark")
-    SEQUENCE_MAX_STEP: Setting[int] = Setting(1_000_000, "the largest planned raise")
+    SEQUENCES: Setting[Mapping[str, Any]] = Setting(
+        {},
+        "named sequences: ``kind``, ``zone``, ``start``, ``min_step``, ``max_step``",
+    )
+    SEQUENCES_UNKNOWN: Setting[UnknownSequences] = Setting(
+        "create",
+        "an undeclared name: created on first use with the defaults, or refused with "
+        "``UnknownSequence``",
+    )
+    SEQUENCE_BACKEND: Setting[SequenceBackend] = Setting(
+        "database",
+        "where named sequences live",
+    )
+    SEQUENCE_MIN_STEP: Setting[int] = Setting(
+        100,
+        "the smallest raise of a Redis sequence's mark",
+    )
+    SEQUENCE_MAX_STEP: Setting[int] = Setting(
+        1_000_000,
+        "the largest planned raise (a block asked for is always covered)",
+    )
 
     # ------------------------------------------------ database ids (issue 29)
     DATABASE_NODES: Setting[int] = Setting(4, "top node values databases issue ids from")

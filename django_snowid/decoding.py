@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from datetime import time as time_of_day
 from typing import Any
 
 from django.db import models
@@ -160,13 +161,33 @@ def _bits(value: int, widths: list[tuple[str, int, int | str]]) -> list[Segment]
     return segments
 
 
+def _tick_unit(layout: Layout) -> str:
+    """What one tick of ``layout`` is: "ms", or "10 ms" (a Sonyflake's)."""
+    return "ms" if layout.time_unit_ms == 1 else f"{layout.time_unit_ms} ms"
+
+
+def _tick_label(layout: Layout) -> str:
+    """The name of an id's time part with its unit and origin: a bare tick count is
+    meaningless without them ("time (ms since 2020-01-01)")."""
+    epoch = layout.epoch.astimezone(timezone.utc)
+    origin = (
+        f"{epoch:%Y-%m-%d}" if epoch.time() == time_of_day() else f"{epoch:%Y-%m-%d %H:%M:%S} UTC"
+    )
+    unit = _tick_unit(layout)
+    return (
+        f"time ({unit} since {origin})"
+        if unit == "ms"
+        else f"time (units of {unit} since {origin})"
+    )
+
+
 def snowflake_bits(decoded: DecodedId) -> list[Segment]:
     layout = decoded.layout
     widths: list[tuple[str, int, int | str]] = [("sign", 1, 0)]
     unused = 63 - layout.total_bits
     if unused:
         widths.append(("unused", unused, 0))
-    widths.append(("time", layout.time_bits, decoded.tick))
+    widths.append((f"time ({_tick_unit(layout)})", layout.time_bits, decoded.tick))
     widths += [(p.name, p.bits, decoded.parts[p.name]) for p in layout.node_parts]
     widths.append(("sequence", layout.sequence_bits, decoded.sequence))
     widths.append(("shard", layout.shard_bits, decoded.shard))
@@ -204,7 +225,7 @@ def order_digits(decoded: DecodedOrderNumber) -> list[Segment]:
 def _fill_snowflake(row: DecodedRow, decoded: DecodedId) -> None:
     row.kind = "snowflake"
     row.parts = [
-        ("time (ticks)", decoded.tick),
+        (_tick_label(decoded.layout), decoded.tick),
         *decoded.parts.items(),
         ("sequence", decoded.sequence),
         *((("shard", decoded.shard),) if decoded.layout.shard_bits else ()),

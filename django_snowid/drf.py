@@ -17,7 +17,7 @@ that has none.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
@@ -249,6 +249,9 @@ class SnowflakeCreatedField(serializers.DateTimeField):
     def __init__(self, *, layout: str | None = None, **kwargs: Any) -> None:
         kwargs["read_only"] = True
         kwargs.setdefault("source", "pk")
+        # UTC with a "Z", as every decoding writes an id's time, whatever TIME_ZONE says
+        # (DRF would write the current zone's offset); ``default_timezone=`` changes it.
+        kwargs.setdefault("default_timezone", timezone.utc)
         super().__init__(**kwargs)
         self.layout_name = layout
 

@@ -141,7 +141,7 @@ class GeneratedField(_Base):
         return self.check_shard_from()
 
     def error(self, msg: str, id_: str, *, hint: str = "") -> checks.Error:
-        """A check error of this field whose hint ends at the README section of ``id_``."""
+        """A check error of this field whose hint ends with the link to ``id_``'s entry."""
         return checks.Error(msg, hint=f"{hint}{HINT.format(id=id_)}", obj=self, id=id_)
 
     def check_shard_from(self) -> list[checks.CheckMessage]:

@@ -52,21 +52,26 @@ class WorkerLease(models.Model):
 
 
 class IdDecoder(models.Model):
-    """No table: gives the admin's decode page its place (and link) on the admin index."""
+    """No table: gives the admin's decode page its place (and link) on the admin index,
+    and its permission: the page tells any number's position within its second."""
 
     class Meta:
         managed = False
         default_permissions = ()
+        permissions = [("view_decode", "Can use the page that decodes ids and order numbers")]
         verbose_name = "id decoder"
         verbose_name_plural = "Decode ids and order numbers"
 
 
 class StoreStatus(models.Model):
     """No table: gives the admin's status page (order-number streams, worker-id leases and,
-    with ``django_snowid.sequences`` installed, named sequences) its place on the index."""
+    with ``django_snowid.sequences`` installed, named sequences) its place on the index,
+    and its permission: the page shows business volume (numbers and values a second) and
+    the hosts and pids of the workers."""
 
     class Meta:
         managed = False
         default_permissions = ()
+        permissions = [("view_status", "Can see the status of streams, leases and sequences")]
         verbose_name = "store status"
         verbose_name_plural = "Status of streams, leases and sequences"

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 from django.conf import settings
 
+from tests.browser import browser, page  # noqa: F401  (the browser tests' fixtures)
 from tests.support import LEASE_TTL_S, FakeClock, ThrowawayRedis
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}

@@ -269,3 +269,13 @@ def in_child(function: Callable[[], object]) -> str:
         children.start(report, children.queue)
         (result,) = children.results()
     return result
+
+
+def page_permissions(*codenames: str) -> Any:
+    """The permissions of the admin's pages (``view_decode``, ``view_status``), to give a
+    staff user who is no superuser."""
+    from django.contrib.auth.models import Permission
+
+    return Permission.objects.filter(
+        content_type__app_label="django_snowid", codename__in=codenames
+    )

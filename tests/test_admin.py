@@ -9,6 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from django_snowid.layouts import get_layout
+from tests.support import page_permissions
 from tests.testapp.models import DecimalOrder, Product, ShopOrder
 
 pytestmark = pytest.mark.django_db
@@ -18,6 +19,7 @@ URL = "/admin/django_snowid/iddecoder/"
 
 def test_staff_without_view_permission_gets_no_link(client):
     user = User.objects.create_user("plainstaff", password="pw", is_staff=True)
+    user.user_permissions.set(page_permissions("view_decode"))  # the page, not the tables
     client.force_login(user)
     product = Product.objects.create(name="tea")
     (row,) = client.post(URL, {"ids": str(product.pk)}).context["rows"]

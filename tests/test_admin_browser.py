@@ -8,49 +8,11 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import Permission, User
 
+from tests.browser import log_in
+from tests.support import page_permissions
 from tests.testapp.models import DecimalOrder, Product, ShopOrder
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
-
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    from tests.conftest import chromium_path
-
-    # Playwright's sync API runs an event loop in this thread; the test's own ORM calls
-    # are still plain synchronous code.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(
-                executable_path=chromium_path(), args=CHROMIUM_ARGS
-            )
-            yield browser
-            browser.close()
-    finally:
-        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context()
-    page = context.new_page()
-    yield page
-    context.close()
-
-
-def log_in(page, live_server, username: str, password: str) -> None:
-    page.goto(f"{live_server.url}/admin/login/?next=/admin/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", password)
-    # Every step that submits a form waits for the answer to load: reading the page before
-    # then would read the old one.
-    with page.expect_navigation():
-        page.click("input[type=submit]")
 
 
 def test_staff_decodes_three_kinds_of_ids(page, live_server, settings, tmp_path):
@@ -59,11 +21,12 @@ def test_staff_decodes_three_kinds_of_ids(page, live_server, settings, tmp_path)
     settings.SNOWID_ORDER_BACKEND = "database"
     staff = User.objects.create_user("staff", password="pw-staff", is_staff=True)
     staff.user_permissions.set(Permission.objects.filter(content_type__app_label="testapp"))
+    staff.user_permissions.add(*page_permissions("view_decode"))
     product = Product.objects.create(name="tea")
     order = ShopOrder.objects.create(user_id=1820)
     decimal = DecimalOrder.objects.create(user_id=42)
 
-    log_in(page, live_server, "staff", "pw-staff")
+    log_in(page, live_server.url, "staff", "pw-staff")
     with page.expect_navigation():
         page.get_by_role("link", name="Decode ids and order numbers").click()
     assert page.url.endswith("/admin/django_snowid/iddecoder/")
@@ -94,7 +57,7 @@ def test_non_staff_user_is_refused(page, live_server):
     from playwright.sync_api import expect
 
     User.objects.create_user("customer", password="pw-customer")
-    log_in(page, live_server, "customer", "pw-customer")
+    log_in(page, live_server.url, "customer", "pw-customer")
     assert "/admin/login/" in page.url
     expect(page.locator("#content-main, .errornote").first).to_contain_text("staff account")
     page.goto(f"{live_server.url}/admin/django_snowid/iddecoder/")
@@ -115,7 +78,7 @@ def shot(page, name: str, tmp_path, *, full_page: bool = True) -> None:
 @pytest.fixture
 def superuser_page(page, live_server):
     User.objects.create_superuser("boss", password="pw-boss")
-    log_in(page, live_server, "boss", "pw-boss")
+    log_in(page, live_server.url, "boss", "pw-boss")
     return page
 
 
@@ -214,7 +177,7 @@ def test_error_headers_are_readable(browser, live_server, scheme, tmp_path):
     context = browser.new_context(color_scheme=scheme)
     page = context.new_page()
     try:
-        log_in(page, live_server, "boss", "pw-boss")
+        log_in(page, live_server.url, "boss", "pw-boss")
         decode(page, live_server, "abc 12x 99999999999999999999")
         assert page.locator("section.snowid-error").count() == 3
         ratio = _contrast(page, "section.snowid-error h2")
@@ -277,7 +240,7 @@ def test_the_bit_diagram_fits_without_overflow(browser, live_server, width, side
     context = browser.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
     try:
-        log_in(page, live_server, "boss", "pw-boss")
+        log_in(page, live_server.url, "boss", "pw-boss")
         product = Product.objects.create(name="tea")
         decode(page, live_server, str(product.pk))
         shot(page, f"bits-{width}", tmp_path)

@@ -52,6 +52,34 @@ def test_script_runners_are_compared():
 
 
 @pytest.mark.slow
+def test_audit_benchmark_reads_every_row():
+    """On PostgreSQL, in a database of its own: a few rows, each pass printed."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "benchmarks/bench_audit.py",
+            "--rows",
+            "3000",
+            "--batch-size",
+            "500",
+            "--traced-rows",
+            "1000",
+            "--repeat",
+            "1",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    rates = re.findall(r"^  (SELECT|keyset|snowid_audit).*?\s([\d,]+)\s+[\d.]+$", done.stdout, re.M)
+    assert [what for what, _ in rates] == ["SELECT", "keyset", "snowid_audit"], done.stdout
+    assert all(int(rate.replace(",", "")) > 0 for _, rate in rates), done.stdout
+    assert "peak RSS after every pass" in done.stdout
+
+
+@pytest.mark.slow
 @pytest.mark.django_db  # needs the PostgreSQL server (skipped where it is missing)
 def test_database_ids_are_compared_with_identity_and_the_floor():
     from django.conf import settings

@@ -132,10 +132,10 @@ def test_field_naming_an_unknown_layout():
     assert "django_snowid.E101" in ids(SNOWID_LAYOUTS={"dc": "datacenter"})
 
 
-def test_hint_points_at_the_readme():
+def test_hint_links_to_the_entry_of_its_id():
     with override_settings(SNOWID_WORKER_ID=5000):
         message = next(m for m in checks.run_checks() if m.id == "django_snowid.E004")
-    assert "README" in message.hint and "E004" in message.hint
+    assert message.hint.endswith("reference/checks.html#django-snowid-e004")
     assert "5000" in message.msg
 
 

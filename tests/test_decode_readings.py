@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from django_snowid.decoding import decode_tokens
 from django_snowid.layouts import get_layout
+from tests.support import page_permissions
 from tests.testapp.models import (
     DecimalOrder,
     Product,
@@ -86,6 +87,7 @@ def preset_of_the_case(request, settings):
 def staff(client):
     user = User.objects.create_user("staff", password="pw", is_staff=True)
     user.user_permissions.set(Permission.objects.filter(content_type__app_label="testapp"))
+    user.user_permissions.add(*page_permissions("view_decode"))
     client.force_login(user)
     return client
 
@@ -146,6 +148,7 @@ def test_without_a_row_the_js53_id_is_read_as_js53_not_as_a_date_of_2020():
 
 def test_rows_in_tables_the_user_may_not_view_are_neither_linked_nor_used(client):
     user = User.objects.create_user("plainstaff", password="pw", is_staff=True)
+    user.user_permissions.set(page_permissions("view_decode"))  # the page, not the tables
     client.force_login(user)
     order = ShardedOrder.objects.create(user_id=1820)
     (row,) = client.post(URL, {"ids": str(order.pk)}).context["rows"]

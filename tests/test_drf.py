@@ -52,6 +52,17 @@ def test_list_and_retrieve_write_ids_as_strings(client):
     assert one["created"] == created.isoformat().replace("+00:00", "Z")
 
 
+def test_created_is_utc_with_a_z_whatever_the_time_zone(client, settings):
+    """The time an id carries, as its decoding shows it: UTC with a "Z", not the site's
+    local time (DRF's DateTimeField writes the current zone, "+01:00" in Paris)."""
+    settings.TIME_ZONE = "Europe/Paris"
+    product = Product.objects.create(name="tea")
+    body = client.get(f"/api/products/{product.pk}/").json()
+    created = get_layout().decode(product.pk).time
+    assert body["created"].endswith("Z"), body["created"]
+    assert body["created"] == created.isoformat().replace("+00:00", "Z")
+
+
 def test_foreign_keys_come_back_as_strings_flat_and_nested(client):
     product = Product.objects.create(name="tea")
     review = Review.objects.create(product=product, text="good")

@@ -12,7 +12,6 @@ import urllib.request
 
 import pytest
 
-from tests.test_admin_browser import browser, page  # noqa: F401  (the shared Chromium)
 from tests.testapp.models import Parcel, Purchase, Shopper
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
@@ -43,7 +42,7 @@ def as_seen(value):
     return ["string" if isinstance(value, str) else "number", str(value)]
 
 
-def test_json_parse_keeps_every_order_number_exact(page, live_server, settings):  # noqa: F811
+def test_json_parse_keeps_every_order_number_exact(page, live_server, settings):
     settings.SNOWID_ORDER_BACKEND = "database"
     shoppers = [Shopper.objects.create(name=f"s{i}") for i in range(4)]
     purchases = [Purchase.objects.create(shopper=shopper) for shopper in shoppers]

@@ -12,7 +12,7 @@ import pytest
 PROJECT = Path(__file__).resolve().parent.parent / "example_project"
 
 
-def manage(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
+def manage(*args: str, db: Path, redis_url: str = "") -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "SHOP_DB_PATH": str(db),
@@ -20,6 +20,8 @@ def manage(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
         "DJANGO_SETTINGS_MODULE": "shop_site.settings",
     }
     env.pop("SHOP_REDIS_URL", None)
+    if redis_url:
+        env["SHOP_REDIS_URL"] = redis_url
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=PROJECT,
@@ -38,9 +40,16 @@ def test_demo_runs_twice_and_recovery_finds_nothing_to_do(tmp_path):
     assert first.returncode == 0, first.stderr
     assert "log in as admin / admin" in first.stdout
     assert "-> database 'default'" in first.stdout
-    second = manage("shop_demo", db=db)  # a second run adds rows, reissues nothing
+    assert "4 products and 5 orders" in first.stdout
+    second = manage("shop_demo", db=db)  # a second run creates nothing and says so
     assert second.returncode == 0, second.stderr
-    assert "8 products and 10 orders" in second.stdout
+    assert "nothing created" in second.stdout and "nothing created" not in first.stdout
+    assert "4 products and 5 orders" in second.stdout
+    # ... and shows the first run's rows again, the same ids and numbers.
+    assert (
+        second.stdout.split("Products (bulk_create):")[1]
+        == (first.stdout.split("Products (bulk_create):")[1])
+    )
     recovered = manage("snowid_recover", db=db)
     assert recovered.returncode == 0 and "unchanged" in recovered.stdout
     check = manage("makemigrations", "--check", "--dry-run", db=db)
@@ -58,3 +67,23 @@ def test_recovery_reads_every_shard_of_the_example_router(tmp_path):
     result = manage("shell", "-c", code, db=tmp_path / "shop.sqlite3")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "['default', 'east', 'west']"
+
+
+def test_order_numbers_in_redis_use_a_cache_alias_of_their_own(tmp_path):
+    """As the Quick start shows: the project's default cache stays a local one, the
+    numbers go through the "snowid" alias (read, not used: no Redis is needed)."""
+    code = (
+        "from django.conf import settings\n"
+        "from django_snowid.conf import conf\n"
+        "print(settings.CACHES['default']['BACKEND'], conf.REDIS_ALIAS,\n"
+        "      settings.CACHES[conf.REDIS_ALIAS]['LOCATION'], conf.ORDER_BACKEND)\n"
+    )
+    url = "redis://127.0.0.1:6379/0"
+    result = manage("shell", "-c", code, db=tmp_path / "shop.sqlite3", redis_url=url)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-4:] == [
+        "django.core.cache.backends.locmem.LocMemCache",
+        "snowid",
+        url,
+        "redis",
+    ]

@@ -18,8 +18,8 @@ import urllib.request
 
 import pytest
 
+from tests.browser import CHROMIUM_ARGS
 from tests.support import free_port
-from tests.test_admin_browser import CHROMIUM_ARGS
 from tests.test_example_project import PROJECT, manage
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -126,6 +126,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "ids.database.status",
         "decoding",
         "drf",
+        "audit",
+        "audit.*",
     ),
     # What Django loads: checks, the admin, commands, app configs, the packages' faces.
     (

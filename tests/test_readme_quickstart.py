@@ -49,7 +49,7 @@ def test_the_quick_start_runs_as_written(tmp_path, settings):
                 out.write("\n" + text)
                 # Only for the test: the suite's Redis, under keys of its own.
                 out.write(
-                    f'\nCACHES["default"]["LOCATION"] = {settings.REDIS_URL!r}\n'
+                    f'\nCACHES["snowid"]["LOCATION"] = {settings.REDIS_URL!r}\n'
                     f"SNOWID_REDIS_KEY_PREFIX = {prefix!r}\n"
                 )
         elif action == "write" and name == "shop/models.py":

@@ -137,7 +137,7 @@ def _create_orders(migrated: Any, results: Any, process: int) -> None:
         return time.monotonic(), ShopOrder.objects.create(user_id=process).number
 
     try:  # keep saving on the new owner, which may first hold the stream up to a second
-        # (see the README, "Redis Cluster and Sentinel")
+        # (see docs/redis.rst)
         numbers, after, errors = until_after(migrated, 1.5, save)
     finally:
         connections.close_all()

@@ -10,6 +10,7 @@ from django.test import modify_settings
 from django.urls import reverse
 
 from django_snowid.sequences import next_values
+from tests.support import page_permissions
 from tests.testapp.models import ShopOrder
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -62,8 +63,28 @@ def test_order_streams_show_their_last_number_and_rate(client, settings):
     assert str(max(numbers)).encode() in response.content
 
 
+def test_a_streams_last_second_reads_as_a_utc_time(client, settings):
+    """Not the store's raw "local second" (1795641080): the UTC time it stands for, in UTC
+    whatever TIME_ZONE the site uses, for a stream whose stems are written in Tokyo."""
+    settings.SNOWID_ORDER_BACKEND = "database"
+    settings.SNOWID_ORDER_ZONE = "Asia/Tokyo"
+    settings.TIME_ZONE = "Europe/Paris"
+    order = ShopOrder.objects.create(user_id=7)
+    moment = ShopOrder._meta.get_field("number").decode(order.number).time
+    response = _status_page(client)
+    (row,) = response.context["streams"]
+    shown = moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    assert row["second_utc"] == shown
+    html = response.content.decode()
+    assert "<th>Last second (UTC)</th>" in html
+    assert f">{shown}</td>" in html
+    assert f"<td>{row['second']}</td>" not in html
+
+
 def _status_page(client):
-    client.force_login(User.objects.create_user("staff", password="pw", is_staff=True))
+    user = User.objects.create_user("staff", password="pw", is_staff=True)
+    user.user_permissions.set(page_permissions("view_status"))
+    client.force_login(user)
     url = reverse("admin:snowid_status")
     assert url == "/admin/django_snowid/storestatus/"
     response = client.get(url)

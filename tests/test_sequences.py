@@ -287,3 +287,35 @@ def test_a_block_larger_than_the_step_is_covered_in_one_raise(settings):
     assert list(block) == list(range(2, 5002))
     assert read_marks()["big"] >= 5001
     assert next_value("big") == 5002
+
+
+@pytest.mark.redis
+def test_minutes_left_holds_steady_while_nothing_is_drawn(settings):
+    """A burst of 600 values in one second, then nothing: the minutes left stay what the
+    five-minute rate gives (600 / 300 s), the second after the burst as in the burst's own
+    second, and only grow as the burst leaves the window. (They once fell 300-fold the
+    second after a burst, the one-second peak taken for the rate, and came back after.)"""
+    from django_snowid.sequences.status import sequence_rows
+    from django_snowid.sequences.stores import get_store
+
+    settings.SNOWID_SEQUENCE_BACKEND = "redis"
+    settings.SNOWID_SEQUENCES = {"steady": {"min_step": 1_000_000, "max_step": 1_000_000}}
+    clock = Clock(datetime(2026, 11, 23, 12, 0, 0, tzinfo=ZoneInfo("UTC")))  # a window start
+    store = get_store()  # the store the status rows read, on the test's clock
+    store.clock = clock
+    spec = get_spec("steady")
+    store.next_values(spec, 1, None)
+    for _ in range(6):
+        store.next_values(spec, 100, None)
+    start = clock.now
+
+    def minutes(after: float) -> tuple[float, int]:
+        clock.now = start + after
+        (row,) = [r for r in sequence_rows() if r["stored"] == "steady"]
+        return row["minutes_left"], row["headroom"]
+
+    left, headroom = minutes(0)
+    assert left == round(headroom / (601 / 300) / 60, 1)
+    readings = [minutes(after)[0] for after in (0, 1, 2, 3, 60, 299, 300, 450)]
+    assert readings[:5] == [left] * 5
+    assert readings == sorted(readings), readings  # nothing drawn: never falls

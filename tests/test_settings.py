@@ -1,41 +1,47 @@
-"""The settings table (``django_snowid.conf``) and the README's list of settings agree."""
+"""The settings table (``django_snowid.conf``): every setting has a meaning, and the docs'
+settings page, generated from the table, lists every setting with its type and default."""
 
 from __future__ import annotations
 
-import ast
-import re
+import sys
 from pathlib import Path
 
+import pytest
+
 from django_snowid.conf import SnowidSettings, conf
-from django_snowid.core.layout import parse_epoch
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-
-
-def readme_rows() -> dict[str, str]:
-    """Each setting the README's "Settings" table lists, with its default column."""
-    section = README.read_text().split("\n## Settings\n", 1)[1].split("\n## ", 1)[0]
-    rows = re.findall(r"^\| `(SNOWID_[A-Z_]+)` \| [^|]* \| ([^|]*) \|", section, re.MULTILINE)
-    return {name: default.strip().strip("`") for name, default in rows}
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "docs" / "_ext"))
+import snowid_reference
 
 
-def test_the_readme_lists_every_setting_of_the_table_and_no_other():
-    assert set(readme_rows()) == {setting.name for setting in SnowidSettings.table()}
-
-
-def test_the_readme_gives_the_table_s_defaults():
-    rows = readme_rows()
-    compared = 0
+def test_every_setting_has_a_meaning():
     for setting in SnowidSettings.table():
-        try:
-            written = ast.literal_eval(rows[setting.name])
-        except (ValueError, SyntaxError):  # a date or a path: said in words
-            continue
-        if setting.name == "SNOWID_EPOCH":
-            written = parse_epoch(written)
-        assert written == setting.default, setting.name
-        compared += 1
-    assert compared > 25
+        assert setting.name.startswith("SNOWID_")
+        assert len(setting.meaning.split()) >= 3, f"{setting.name}: say what it means"
+
+
+def test_the_settings_page_lists_every_setting_with_type_default_and_meaning():
+    page = "\n".join(snowid_reference.settings_rst())
+    annotations = SnowidSettings.__annotations__
+    for setting in SnowidSettings.table():
+        assert f".. _{setting.name}:" in page, setting.name
+        row = page.split(f".. _{setting.name}:", 1)[1].split("   * - ", 1)[0]
+        kind = annotations[setting.name.removeprefix("SNOWID_")]
+        assert snowid_reference._type_of(kind) in row, setting.name
+        assert setting.meaning in row, setting.name
+        if setting.unset is None:
+            assert repr(setting.default) in row or setting.name == "SNOWID_EPOCH", setting.name
+
+
+def test_a_setting_without_a_meaning_fails(monkeypatch):
+    """The check above can fail: a setting with an empty meaning is caught."""
+    from django_snowid.conf import Setting
+
+    bare = Setting(1, "")
+    bare.__set_name__(SnowidSettings, "BARE")
+    monkeypatch.setattr(SnowidSettings, "BARE", bare, raising=False)
+    with pytest.raises(AssertionError, match="SNOWID_BARE"):
+        test_every_setting_has_a_meaning()
 
 
 def test_an_unset_setting_reads_as_its_default(settings):

@@ -30,8 +30,10 @@ CARD_LIMIT = 10
 
 
 class IdDecoderAdmin(ReadOnlyPageAdmin):
-    """The decode page. Any active staff member may use it; it writes nothing."""
+    """The decode page. Staff members with ``django_snowid.view_decode`` may use it; it
+    writes nothing."""
 
+    permission = "view_decode"
     url_name = "snowid_decode"
 
     def page_view(self, request: HttpRequest) -> HttpResponse:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.urls import path
 
@@ -12,18 +13,27 @@ __all__ = ["ReadOnlyPageAdmin"]
 
 
 class ReadOnlyPageAdmin(admin.ModelAdmin):
-    """A page, not a table: any active staff member may see it; it writes nothing.
+    """A page, not a table: it writes nothing, and only active staff members who hold its
+    permission (``permission``, a codename of the hosting model's app) see it and its
+    entry on the admin index; others get a 403. Superusers hold every permission.
 
-    A subclass names its URL (``url_name``) and serves it with ``page_view``.
+    A subclass names its URL (``url_name``), its permission, and serves the page with
+    ``page_view``.
     """
 
     url_name: str
+    permission: str
 
     def page_view(self, request: HttpRequest) -> HttpResponse:
         raise NotImplementedError
 
+    def _guarded_view(self, request: HttpRequest) -> HttpResponse:
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        return self.page_view(request)
+
     def get_urls(self) -> list[Any]:
-        view = self.admin_site.admin_view(self.page_view)
+        view = self.admin_site.admin_view(self._guarded_view)
         opts = self.model._meta
         # The changelist name is what the admin index links to.
         return [
@@ -32,7 +42,9 @@ class ReadOnlyPageAdmin(admin.ModelAdmin):
         ]
 
     def has_module_permission(self, request: HttpRequest) -> bool:
-        return request.user.is_active and request.user.is_staff
+        user = request.user
+        label = f"{self.model._meta.app_label}.{self.permission}"
+        return user.is_active and user.is_staff and user.has_perm(label)
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return self.has_module_permission(request)

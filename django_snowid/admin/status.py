@@ -39,8 +39,10 @@ def _read(part: Callable[[], list[dict[str, Any]]]) -> tuple[list[dict[str, Any]
 
 
 class StatusAdmin(ReadOnlyPageAdmin):
-    """The status page; any active staff member may see it, it writes nothing."""
+    """The status page; staff members with ``django_snowid.view_status`` see it; it
+    writes nothing."""
 
+    permission = "view_status"
     url_name = "snowid_status"
 
     def page_view(self, request: HttpRequest) -> HttpResponse:

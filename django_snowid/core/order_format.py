@@ -172,6 +172,11 @@ class OrderNumberFormat:
         offset = datetime.fromtimestamp(unix_second, self.tzinfo).utcoffset()
         return int(offset.total_seconds()) if offset is not None else 0
 
+    def time_of_local_second(self, local_second: int) -> datetime:
+        """The aware UTC instant a local second (as stores keep it) stands for."""
+        wall = _LOCAL_EPOCH + timedelta(seconds=local_second)
+        return wall.replace(tzinfo=self.tzinfo).astimezone(_UTC)
+
     @staticmethod
     def stem_of_local_second(local_second: int) -> int:
         wall = _LOCAL_EPOCH + timedelta(seconds=local_second)

@@ -99,7 +99,8 @@ def _create_generator(key: str) -> SnowflakeGenerator:
             "from the parent's environment. Use a leased worker id "
             "(SNOWID_WORKER_ID_SOURCE = 'database', 'redis' or 'slot'), or give each process "
             "its own (SNOWID_WORKER_ID_SOURCE='env' with a distinct value set after the fork, "
-            "e.g. in gunicorn's post_fork hook); see 'Worker ids' in the README."
+            "e.g. in gunicorn's post_fork hook); see "
+            "https://django-snowid.readthedocs.io/en/latest/workers.html"
         )
     generator = SnowflakeGenerator(layout, node, backwards_tolerance_ms=tolerance)
     _claimed_nodes.add((key, node))

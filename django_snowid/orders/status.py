@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 from typing import Any, Final
 
 from .issuer import fields_of_stream
@@ -26,6 +27,17 @@ def numbers_since(fields: Sequence[Any], first: int) -> int:
     )
 
 
+def _readable_second(local_second: int, fields: Sequence[Any]) -> str:
+    """A store's "local second" as a person reads it: the UTC time it stands for, written
+    out in UTC whatever the current time zone; the stream's wall clock when no installed
+    field says which zone that clock is in."""
+    if fields:
+        moment = fields[0].format.time_of_local_second(local_second)
+        return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+    wall = datetime(1970, 1, 1) + timedelta(seconds=local_second)
+    return wall.strftime("%Y-%m-%d %H:%M:%S (wall clock of an unknown zone)")
+
+
 def stream_rows(now: float | None = None) -> list[dict[str, Any]]:
     """One row per stream the store holds, by name: its position in the store and, for a
     stream of installed fields, the largest number in the database and the numbers a
@@ -38,14 +50,15 @@ def stream_rows(now: float | None = None) -> list[dict[str, Any]]:
         position = store.read(stream)
         if position is None:
             continue
+        fields = fields_of_stream(stream)
         row: dict[str, Any] = {
             "stream": stream,
             "second": position[0],
+            "second_utc": _readable_second(position[0], fields),
             "sequence": position[1],
             "last_number": None,
             "rate_1min": None,
         }
-        fields = fields_of_stream(stream)
         if fields:
             fmt = fields[0].format  # the fields of a stream share it (check E204)
             _, maxima = database_position(fields, fmt)

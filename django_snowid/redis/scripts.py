@@ -22,7 +22,7 @@ the ``run_id`` of the server that runs it (read once per connection). A store wr
 next to its state and compares it on every call: a different one means the state may have
 been written by another server (a replica promoted by a failover, a restart, a slot
 migrated), which may have lagged behind what was issued, so the store re-syncs from its
-database mark before issuing anything. See the README, "Redis Cluster and Sentinel".
+database mark before issuing anything. See the docs page "Redis" (docs/redis.rst).
 
 ``redis`` is imported on first use only: a project without Redis never imports it.
 

@@ -2,8 +2,8 @@
 own, ``django_snowid.sequences`` in ``INSTALLED_APPS``.
 
 ``next_value(name)`` / ``next_values(name, count)``; declarations in
-``SNOWID_SEQUENCES``; the store in ``SNOWID_SEQUENCE_BACKEND``. See the README section
-"Named sequences".
+``SNOWID_SEQUENCES``; the store in ``SNOWID_SEQUENCE_BACKEND``. See the docs page
+"Named sequences" (docs/sequences.rst).
 """
 
 from __future__ import annotations

@@ -31,6 +31,11 @@ def _row(store: Any, stored: str, mark: int, now: float) -> dict[str, Any]:
     state = store.state(stored)
     rates = store.rates(state)
     rate = rates.estimate(int(now))
+    # How long the headroom lasts at the sustained rate, not at the last second's: a burst
+    # that filled one second would otherwise cut the figure 300-fold the second after it
+    # and restore it the second after that, with nothing drawn. (Raising still reacts to
+    # the peak: ``low`` and ``next_step`` use the estimate.)
+    sustained = rates.average_rate(int(now))
     headroom = state["max"] - state["cur"] if "max" in state else None
     return {
         **row,
@@ -38,10 +43,10 @@ def _row(store: Any, stored: str, mark: int, now: float) -> dict[str, Any]:
         "published": state.get("max"),
         "headroom": headroom,
         "minutes_left": (
-            round(headroom / rate / 60, 1) if headroom is not None and rate > 0 else None
+            round(headroom / sustained / 60, 1) if headroom is not None and sustained > 0 else None
         ),
         "rate_last_s": rates.last_second_rate(int(now)),
-        "rate_5min": round(rates.average_rate(int(now)), 3),
+        "rate_5min": round(sustained, 3),
         "last_step": state.get("step"),
         "next_step": plan_step(rate, min_step=spec.min_step, max_step=spec.max_step),
         "low": headroom is not None and needs_raise(headroom, rate),

@@ -70,7 +70,9 @@ SNOWID_WORKER_ID_SOURCE = "database"
 SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS = 5
 
 # Order numbers. The embedded default keeps the sequence in this SQLite database; set
-# SHOP_REDIS_URL (e.g. redis://127.0.0.1:6379/0) to keep it in Redis instead.
+# SHOP_REDIS_URL (e.g. redis://127.0.0.1:6379/0) to keep it in Redis instead, through a
+# cache alias of its own ("snowid", as in the Quick start): the project's default cache
+# stays what it was, and SNOWID_REDIS_ALIAS names the alias.
 SNOWID_ORDER_ZONE = "UTC"  # stems are read in one zone without daylight saving
 if os.environ.get("SHOP_REDIS_URL"):
     CACHES = {

@@ -19,6 +19,14 @@ from shop.routing import database_for_number
 DEMO_USER, DEMO_PASSWORD = "admin", "admin"
 #: The repository's root, where the printed commands are meant to be typed.
 ROOT = Path(__file__).resolve().parents[4]
+#: The demo's rows; a run that finds them (by the first order's note) creates nothing.
+PRODUCTS = [("Green tea", 450), ("Black tea", 390), ("Teapot", 2900), ("Cups (4)", 1600)]
+FIRST_NOTE, SECOND_NOTE, BULK_NOTE, CARD_CODE = (
+    "first order",
+    "second order",
+    "bulk order ",
+    "GIFT-",
+)
 
 
 class Command(BaseCommand):
@@ -37,40 +45,19 @@ class Command(BaseCommand):
             User.objects.get_or_create(username=name)[0] for name in ("alice", "bob", "carol")
         ]
 
-        with transaction.atomic():
-            # bulk_create: the ids come back on every backend, no RETURNING needed.
-            products = Product.objects.bulk_create(
-                [
-                    Product(name=name, price_cents=price)
-                    for name, price in [
-                        ("Green tea", 450),
-                        ("Black tea", 390),
-                        ("Teapot", 2900),
-                        ("Cups (4)", 1600),
-                    ]
-                ]
+        first = Order.objects.filter(note=FIRST_NOTE).first()
+        if first is None:
+            products, order, second, more, cards = self._create(admin, customers)
+        else:
+            # A second run shows the rows of the first one instead of adding copies.
+            self.stdout.write(
+                "The demo rows exist already (an earlier run made them): nothing created."
             )
-            # save(): one INSERT, the id was made in Python just before it.
-            order = Order(user=admin, note="first order")
-            order.save()
-            OrderLine.objects.bulk_create(
-                [
-                    OrderLine(order=order, product=products[0], quantity=2),
-                    OrderLine(order=order, product=products[2]),
-                ]
-            )
-            second = Order.objects.create(user=customers[0], note="second order")
-            # bulk_create through OrderNumberQuerySet: one reservation for the whole block.
-            more = Order.objects.bulk_create(
-                [
-                    Order(user=customer, note=f"bulk order {i}")
-                    for i, customer in enumerate(customers, start=1)
-                ]
-            )
-            # js53 ids (below 2**53): a browser's JSON.parse keeps them exact.
-            cards = GiftCard.objects.bulk_create(
-                [GiftCard(code=f"GIFT-{i}", balance_cents=2500) for i in range(1, 4)]
-            )
+            products = list(Product.objects.filter(name__in=dict(PRODUCTS)).order_by("pk"))
+            order = first
+            second = Order.objects.filter(note=SECOND_NOTE).order_by("pk").first() or first
+            more = list(Order.objects.filter(note__startswith=BULK_NOTE).order_by("pk"))
+            cards = list(GiftCard.objects.filter(code__startswith=CARD_CODE).order_by("pk"))
 
         self.stdout.write(self.style.MIGRATE_HEADING("Products (bulk_create):"))
         for product in products:
@@ -116,6 +103,35 @@ class Command(BaseCommand):
             "  decode page: http://127.0.0.1:8000/admin/django_snowid/iddecoder/ - paste "
             f"{order.pk} and {order.number}"
         )
+
+    def _create(self, admin: Any, customers: list[Any]) -> tuple[Any, ...]:
+        with transaction.atomic():
+            # bulk_create: the ids come back on every backend, no RETURNING needed.
+            products = Product.objects.bulk_create(
+                [Product(name=name, price_cents=price) for name, price in PRODUCTS]
+            )
+            # save(): one INSERT, the id was made in Python just before it.
+            order = Order(user=admin, note=FIRST_NOTE)
+            order.save()
+            OrderLine.objects.bulk_create(
+                [
+                    OrderLine(order=order, product=products[0], quantity=2),
+                    OrderLine(order=order, product=products[2]),
+                ]
+            )
+            second = Order.objects.create(user=customers[0], note=SECOND_NOTE)
+            # bulk_create through OrderNumberQuerySet: one reservation for the whole block.
+            more = Order.objects.bulk_create(
+                [
+                    Order(user=customer, note=f"{BULK_NOTE}{i}")
+                    for i, customer in enumerate(customers, start=1)
+                ]
+            )
+            # js53 ids (below 2**53): a browser's JSON.parse keeps them exact.
+            cards = GiftCard.objects.bulk_create(
+                [GiftCard(code=f"{CARD_CODE}{i}", balance_cents=2500) for i in range(1, 4)]
+            )
+        return products, order, second, more, cards
 
     def _show(self, label: str, value: int, layout: str | None = None) -> None:
         decoded = django_snowid.decode(value, layout=layout)

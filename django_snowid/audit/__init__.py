@@ -1,0 +1,56 @@
+"""``manage.py snowid_audit``: read the columns of our fields and report what should never
+happen (one module per kind of finding: :mod:`.snowflakes`, :mod:`.orders`,
+:mod:`.sequences`; the batched reading in :mod:`.scan`).
+
+The checks receive the fields they read and the moment they take as "now": the command
+passes the fields of the installed models and the time of its run; tests pass a clock of
+their own.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.apps import apps
+
+from .. import inventory
+from .findings import KINDS, AuditReport, Finding
+from .orders import audit_orders
+from .snowflakes import audit_snowflakes
+
+__all__ = ["KINDS", "AuditReport", "Finding", "run_audit"]
+
+
+def run_audit(
+    *labels: str,
+    now: datetime,
+    tolerance: timedelta = timedelta(seconds=60),
+    batch_size: int = 10_000,
+    samples: int = 20,
+    using: str | None = None,
+) -> AuditReport:
+    """Audit the fields of the installed models (of the app or model ``labels``, if
+    given) as of ``now``; ``using`` reads one database instead of each model's."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, not {batch_size!r}.")
+    report = AuditReport(samples=samples)
+    for audit, kind in ((audit_snowflakes, "snowflake"), (audit_orders, "order")):
+        audit(
+            inventory.fields(kind, *labels),  # type: ignore[arg-type]
+            report,
+            now=now,
+            tolerance=tolerance,
+            batch_size=batch_size,
+            using=using,
+        )
+    sequence_fields = inventory.fields("sequence", *labels)
+    if sequence_fields and apps.is_installed("django_snowid.sequences"):
+        from .sequences import audit_sequences  # the marks' table is that app's
+
+        audit_sequences(sequence_fields, report, samples=samples, using=using)
+    elif sequence_fields:
+        report.notes.append(
+            "Sequence fields not checked: django_snowid.sequences, whose table holds their "
+            "marks, is not in INSTALLED_APPS."
+        )
+    return report

@@ -1,0 +1,74 @@
+"""Reading a column in batches with bounded memory, and several columns as one sorted run.
+
+Each batch is one query ordered by the column's own index (our fields are unique: a
+primary key or a unique column) and continued past the last value read (keyset
+pagination, ``column > last``): no OFFSET, no server-side cursor, no more than
+``batch_size`` rows in memory per column. Reading in the column's order is what lets the
+checks find a repeat by comparing each value with the one before it.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from django.db import models, router
+
+__all__ = ["column_values", "merged_values"]
+
+#: (value, field, pk) of one row.
+Row = tuple[int, models.Field, Any]
+
+
+def column_values(
+    field: models.Field, *, batch_size: int, using: str | None = None
+) -> Iterator[tuple[int, Any]]:
+    """(value, pk) of every row whose ``field`` is set, in the column's order."""
+    model = field.model
+    alias = using or router.db_for_read(model)
+    column = field.attname
+    rows = (
+        model._base_manager.db_manager(alias)
+        .filter(**{f"{column}__isnull": False})
+        .values_list(column, "pk")
+    )
+    if field.unique or field.primary_key:
+        rows = rows.order_by(column)
+    else:  # a column that may repeat a value: continue past (value, pk), not value alone
+        rows = rows.order_by(column, "pk")
+    last: tuple[Any, Any] | None = None
+    while True:
+        if last is None:
+            page = rows
+        elif field.unique or field.primary_key:
+            page = rows.filter(**{f"{column}__gt": last[0]})
+        else:
+            page = rows.filter(
+                models.Q(**{f"{column}__gt": last[0]})
+                | models.Q(**{column: last[0], "pk__gt": last[1]})
+            )
+        batch = list(page[:batch_size])
+        yield from batch
+        if len(batch) < batch_size:
+            return
+        last = batch[-1]
+
+
+def merged_values(
+    fields: Iterable[models.Field], *, batch_size: int, using: str | None = None
+) -> Iterator[Row]:
+    """(value, field, pk) of the rows of every field, as one run sorted by value."""
+    runs = [_tagged(each, batch_size=batch_size, using=using) for each in fields]
+    if len(runs) == 1:
+        return runs[0]
+    return heapq.merge(*runs, key=_value)
+
+
+def _tagged(field: models.Field, *, batch_size: int, using: str | None) -> Iterator[Row]:
+    for value, pk in column_values(field, batch_size=batch_size, using=using):
+        yield value, field, pk
+
+
+def _value(row: Row) -> int:
+    return row[0]
