@@ -9,15 +9,13 @@ from django.db import DatabaseError, connections, router
 from django.db.models import Field
 
 from ... import inventory
+from ...exceptions import SnowidError
 from .default import SnowflakeDefault
 from .install import database_fields
 from .postgresql import comment_of
 from .reservation import database_node
 
 __all__ = ["column_rows", "missing"]
-
-STATES = ("ok", "missing", "stale", "no function", "wrong node")
-
 
 def _expected(field: Field) -> SnowflakeDefault | None:
     value = getattr(field, "db_default", None)
@@ -86,8 +84,9 @@ def column_rows(alias: str | None = None) -> list[dict[str, Any]]:
 
 
 def missing(alias: str | None = None) -> list[dict[str, Any]]:
-    """The rows of :func:`column_rows` that are not ``ok`` (none when unreachable)."""
+    """The rows of :func:`column_rows` that are not ``ok`` (none when unreachable, or
+    when E605 says a database has no node value)."""
     try:
         return [row for row in column_rows(alias) if row["state"] != "ok"]
-    except DatabaseError:
+    except (DatabaseError, SnowidError):
         return []
