@@ -178,6 +178,19 @@ def test_a_row_inserted_without_the_id_gets_one_from_the_database():
     assert Reading.objects.get(pk=value).source == "sql"
 
 
+@postgresql_only
+@pytest.mark.django_db(databases=["default", "other"])
+def test_each_database_issues_from_its_own_node_value():
+    from django.db import connections
+
+    found = {}
+    for alias in ("default", "other"):
+        with connections[alias].cursor() as cursor:
+            cursor.execute(f"INSERT INTO {TABLE} (value, source) VALUES (1, 'sql') RETURNING id")
+            found[alias] = _node(cursor.fetchone()[0])
+    assert found == {"default": 255, "other": 254}
+
+
 def _insert_many(rows: int, start: threading.Barrier, out: list[list[int]]) -> None:
     with _psycopg() as conn:
         start.wait()
