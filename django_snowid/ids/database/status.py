@@ -17,6 +17,7 @@ from .reservation import database_node
 
 __all__ = ["column_rows", "missing"]
 
+
 def _expected(field: Field) -> SnowflakeDefault | None:
     value = getattr(field, "db_default", None)
     return value if isinstance(value, SnowflakeDefault) else None
