@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate, pre_migrate
 
 from . import checks
 from .ids import checks as ids_checks
+from .ids.database import checks as database_ids_checks
+from .ids.database import install as database_ids_install
 from .orders import checks as orders_checks
 from .workers import checks as workers_checks
 
@@ -15,5 +18,13 @@ class SnowidConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        for feature in (ids_checks, workers_checks, orders_checks, checks):
+        for feature in (ids_checks, database_ids_checks, workers_checks, orders_checks, checks):
             checks.register(feature.CHECKS)
+        # Database ids: our SQL functions exist before any app's migration can create a
+        # column default that calls one (trap 33), on every database and the test runner's.
+        pre_migrate.connect(
+            database_ids_install.pre_migrate, sender=self, dispatch_uid="snowid-database-ids-pre"
+        )
+        post_migrate.connect(
+            database_ids_install.post_migrate, sender=self, dispatch_uid="snowid-database-ids-post"
+        )

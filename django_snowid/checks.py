@@ -139,6 +139,25 @@ CHECK_IDS: dict[str, str] = {
     "django_snowid.E500": "``SNOWID_REDIS_CLIENT_FACTORY`` is not a dotted path, or cannot be "
     "imported.",
     "django_snowid.E501": "``SNOWID_REDIS_CLIENT_FACTORY`` names something that is not callable.",
+    # --------------------------------------------------------- database ids
+    "django_snowid.E600": "``database_ids=True`` needs Django 5.0 or later (the column default "
+    "is a ``db_default``).",
+    "django_snowid.E601": "``database_ids=True`` on a model that lives on SQLite, which has no "
+    "sequences: its ids are made in Python only.",
+    "django_snowid.E602": "``database_ids=True`` on a model that lives on MariaDB or MySQL, where "
+    "the database cannot make such ids safely.",
+    "django_snowid.E603": "``database_ids=True`` on a model that lives on a backend other than "
+    "PostgreSQL, SQLite, MariaDB or MySQL.",
+    "django_snowid.E604": "``SNOWID_DATABASE_NODES`` is not an integer >= 1, or leaves no worker "
+    "id of a layout to processes.",
+    "django_snowid.E605": "More PostgreSQL databases hold models with ``database_ids=True`` than "
+    "``SNOWID_DATABASE_NODES`` reserves node values.",
+    "django_snowid.E606": "A fixed worker id (``static`` or ``env`` source) is one of the node "
+    "values reserved for databases.",
+    "django_snowid.E607": "``database_ids=True`` with ``shard_from``: the database cannot read "
+    "the shard source of a row it fills.",
+    "django_snowid.W600": "A column with ``database_ids=True`` lacks its database default on a "
+    "database, or calls the function of another layout (run ``migrate``).",
 }
 
 #: The generated page of :data:`CHECK_IDS`; each id has an entry there.

@@ -251,6 +251,9 @@ class SnowidSettings:
         "the largest planned raise (a block asked for is always covered)",
     )
 
+    # ------------------------------------------------ database ids (issue 29)
+    DATABASE_NODES: Setting[int] = Setting(4, "top node values databases issue ids from")
+
     def order_format_default(self, name: str) -> Any:
         """``packing``, ``sequence_bits``, ... : the default of one format option."""
         return getattr(self, f"ORDER_{name.upper()}")

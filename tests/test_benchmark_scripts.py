@@ -96,3 +96,22 @@ def test_compat_is_compared_with_django_sequences():
     rows = re.findall(r"compat\s+([\d,]+)/s\s+django-sequences\s+([\d,]+)/s", done.stdout)
     assert len(rows) == 5, done.stdout
     assert all(int(a.replace(",", "")) > 0 and int(b.replace(",", "")) > 0 for a, b in rows)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db  # needs the PostgreSQL server (skipped where it is missing)
+def test_database_ids_are_compared_with_identity_and_the_floor():
+    from django.conf import settings
+
+    if not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        pytest.skip("measures PostgreSQL (SNOWID_TEST_DB=postgresql)")
+    done = subprocess.run(
+        [sys.executable, "benchmarks/bench_database_ids.py", "--rows", "20000", "--rounds", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = re.findall(r"^  (snowid default|identity|floor)\s+([\d.]+)\s", done.stdout, re.M)
+    assert len(rows) == 6 and all(float(seconds) > 0 for _, seconds in rows), done.stdout

@@ -106,13 +106,18 @@ def test_workers_all_lists_released_leases(settings, source):
     if source == "database" and connection.vendor == "sqlite":
         pytest.skip("SQLite keeps the database source's leases beside its file")
     settings.SNOWID_WORKER_ID_SOURCE = source
+
+    def of_processes(rows: list[dict[str, object]]) -> list[object]:
+        # Not the reservations of database ids (PostgreSQL runs have a model with them).
+        return [r["worker_id"] for r in rows if not str(r["owner"]).startswith("database:")]
+
     node = lease_generator(get_layout("default"), 0, source, heartbeat=False).node
     live = json.loads(run("snowid_workers", "--json"))
-    assert [r["worker_id"] for r in live] == [node]
+    assert of_processes(live) == [node]
     release_all()
-    assert json.loads(run("snowid_workers", "--json")) == []
+    assert of_processes(json.loads(run("snowid_workers", "--json"))) == []
     every = json.loads(run("snowid_workers", "--json", "--all"))
-    assert [r["worker_id"] for r in every] == [node], "--all shows the released lease"
+    assert of_processes(every) == [node], "--all shows the released lease"
 
 
 def test_workers_with_a_fixed_worker_id_says_so(settings):

@@ -6,8 +6,10 @@ path migrations write).
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
+import django
 from django.core import checks
 from django.db import models
 
@@ -15,6 +17,8 @@ from ..core.layout import DecodedId, Layout
 from ..exceptions import LayoutError
 from ..generated import GeneratedField
 from ..layouts import get_layout, layout_names
+from .database.default import SnowflakeDefault
+from .database.geometry import Geometry
 from .issuer import get_generator
 from .lookups import LOOKUPS
 
@@ -36,11 +40,30 @@ class _SnowflakeMixin(GeneratedField):
     kind = "snowflake"
     public_module = "django_snowid.fields"
 
-    def __init__(self, *args: Any, layout: str | None = None, **kwargs: Any) -> None:
+    # Our values are known before the INSERT, also with a database default: no RETURNING.
+    db_returning = False
+
+    def __init__(
+        self, *args: Any, layout: str | None = None, database_ids: bool = False, **kwargs: Any
+    ) -> None:
         if layout is not None and not isinstance(layout, str):
             raise TypeError(f"layout= takes the name of a configured layout, not {layout!r}.")
+        if not isinstance(database_ids, bool):
+            raise TypeError(f"database_ids= takes True or False, not {database_ids!r}.")
         self.layout_name = layout
+        self.database_ids = database_ids
+        if database_ids and django.VERSION >= (5, 0) and "db_default" not in kwargs:
+            # Rows inserted without this column (COPY, INSERT ... SELECT) get an id from
+            # the database. A migration keeps the geometry it was made with (a layout
+            # change is an AlterField); E601 refuses Django 4.2, E602/E603 other backends.
+            with contextlib.suppress(LayoutError):  # E003/E101 say why
+                kwargs["db_default"] = SnowflakeDefault(Geometry.of(get_layout(layout)).key)
         super().__init__(*args, **kwargs)
+
+    def get_default(self) -> Any:
+        # Django's own inserts fill the value in Python (pre_save), also with a db_default:
+        # a new instance holds None, never Django's DatabaseDefault.
+        return super().get_default() if self.has_default() else None
 
     @property
     def layout(self) -> Layout:
@@ -64,7 +87,10 @@ class _SnowflakeMixin(GeneratedField):
     generate = get_pk_value_on_save = new_id
 
     def generated_options(self) -> dict[str, Any]:
-        return {} if self.layout_name is None else {"layout": self.layout_name}
+        options: dict[str, Any] = {} if self.layout_name is None else {"layout": self.layout_name}
+        if self.database_ids:
+            options["database_ids"] = True
+        return options
 
     def check_options(self) -> list[checks.CheckMessage]:
         if self.layout_name is None and self.shard_from is None:

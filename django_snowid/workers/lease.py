@@ -53,7 +53,7 @@ from ..exceptions import (
 from ..inventory import column_max
 from .pool import PoolSpec, pool_for
 from .stores import get_lease_store
-from .stores.base import Acquired, LeaseRequest, LeaseStore, StoreSettling
+from .stores.base import NEVER_EXPIRES, Acquired, LeaseRequest, LeaseStore, StoreSettling
 
 __all__ = ["LeaseHolder", "lease_generator", "lease_of", "release_all"]
 
@@ -161,9 +161,11 @@ class LeaseHolder:
                 ),
                 default=-1,
             )
-            if top < 0:
+            # Never into the node values reserved for databases.
+            wider = min(top - self.pool.first + 1, self.pool.capacity - self.pool.reserved)
+            if top < 0 or wider <= size:
                 raise
-            return self._acquire_in(top - self.pool.first + 1)
+            return self._acquire_in(wider)
 
     def _refuse_another_layout_of_this_name(self) -> None:
         """Refuse while live leases of a layout of this name sit in another pool: its node
@@ -175,7 +177,12 @@ class LeaseHolder:
             {
                 lease.pool
                 for lease in self.store.leases()
-                if lease.layout == name and lease.pool != self.pool.name and lease.live(now)
+                if lease.layout == name
+                and lease.pool != self.pool.name
+                and lease.live(now)
+                # A database's reservation (database ids) is re-recorded in the new pool
+                # by migrate; its column default follows the layout by a migration.
+                and lease.expires_ms < NEVER_EXPIRES
             }
         )
         if others:

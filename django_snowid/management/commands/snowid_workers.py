@@ -11,6 +11,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...conf import conf
 from ...exceptions import SnowidError
+from ...ids.database.install import database_fields
+from ...ids.database.reservation import reservations
 from ...redis.client import describe
 from ...workers.status import lease_rows
 from ...workers.stores.base import horizon_text
@@ -51,6 +53,16 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, as_json: bool, all: bool, **options: Any) -> None:
+        self._source_rows(as_json=as_json, all=all)
+        if conf.WORKER_ID_SOURCE != "database" and not as_json and database_fields():
+            # The database source lists them with its leases; other sources keep theirs
+            # elsewhere, and the databases' node values are in the lease table.
+            reserved = reservations()
+            if reserved:
+                self.stdout.write("Node values reserved for databases (database ids):")
+                self._table(reserved)
+
+    def _source_rows(self, *, as_json: bool, all: bool) -> None:
         source = conf.WORKER_ID_SOURCE
         if source in ("static", "env"):
             self.stdout.write(
@@ -75,6 +87,9 @@ class Command(BaseCommand):
             what = "slot files" if source == "slot" else "leases"
             self.stdout.write(f"No {'' if all else 'live '}worker-id {what} in {where}.")
             return
+        self._table(rows)
+
+    def _table(self, rows: list[dict[str, Any]]) -> None:
         header = list(rows[0])
         table = [header] + [[str(row[h]) for h in header] for row in rows]
         widths = [max(len(line[i]) for line in table) for i in range(len(header))]

@@ -66,6 +66,8 @@ class Acquired:
 
 #: ``LeaseInfo.expires_ms`` of a lock file: held while its process lives, never expiring.
 WHILE_ALIVE = -1
+#: ``expires_ms`` of a record that never expires (a database's reserved node value).
+NEVER_EXPIRES = 2**62
 
 
 @dataclass(frozen=True)
@@ -138,4 +140,6 @@ def expires_in_s(lease: LeaseInfo, now_ms: int) -> float | str:
     """Seconds until ``lease`` expires, or what holds it for a lock file."""
     if lease.expires_ms == WHILE_ALIVE:
         return "while its process lives"
+    if lease.expires_ms >= NEVER_EXPIRES:
+        return "never"
     return round((lease.expires_ms - now_ms) / 1000, 1)

@@ -1,0 +1,101 @@
+"""The geometry of a layout: what the database function needs to know of it (epoch,
+unit, bit widths), and the names of the function and sequence made for it.
+
+Layouts that split their bits the same way share one geometry (and one function): the
+names of node parts and of layouts do not change an id. The key spells every number, so
+that a migration that names a geometry can rebuild it, and a layout that changes makes
+a new key (and ``makemigrations`` an ``AlterField``).
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from dataclasses import dataclass
+
+from ...core.layout import Layout
+from ...exceptions import LayoutError
+
+__all__ = ["Geometry"]
+
+_KEY = re.compile(r"e(\d+)_u(\d+)_t(\d+)_n(\d+)_q(\d+)_h(\d+)_s(\d+)")
+
+
+@dataclass(frozen=True)
+class Geometry:
+    epoch_ms: int
+    unit_ms: int
+    time_bits: int
+    node_bits: int
+    sequence_bits: int
+    shard_bits: int
+    spread_bits: int
+
+    @classmethod
+    def of(cls, layout: Layout) -> Geometry:
+        return cls(
+            layout.epoch_ns // 1_000_000,
+            layout.time_unit_ms,
+            layout.time_bits,
+            layout.node_bits,
+            layout.sequence_bits,
+            layout.shard_bits,
+            layout.spread_bits or 0,
+        )
+
+    @classmethod
+    def from_key(cls, key: str) -> Geometry:
+        match = _KEY.fullmatch(key)
+        if match is None:
+            raise LayoutError(f"{key!r} is not the key of a layout geometry.")
+        return cls(*(int(part) for part in match.groups()))
+
+    @property
+    def key(self) -> str:
+        return (
+            f"e{self.epoch_ms}_u{self.unit_ms}_t{self.time_bits}_n{self.node_bits}"
+            f"_q{self.sequence_bits}_h{self.shard_bits}_s{self.spread_bits}"
+        )
+
+    # ------------------------------------------------------------ names
+    @property
+    def function(self) -> str:
+        """The column default's function: ``snowid_next_id_<key>``."""
+        return f"snowid_next_id_{self.key}"
+
+    @property
+    def advance_function(self) -> str:
+        """The PL/pgSQL helper that moves the sequence to a new tick."""
+        return f"snowid_advance_{self.key}"
+
+    @property
+    def sequence(self) -> str:
+        """The sequence whose value is the last id the database issued."""
+        return f"snowid_seq_{self.key}"
+
+    @property
+    def lock_key(self) -> int:
+        """The advisory-lock key of the helper (one per geometry and database)."""
+        return 0x5350_0000_0000 | zlib.crc32(self.key.encode())
+
+    # ------------------------------------------------------------ bits
+    @property
+    def node_shift(self) -> int:
+        return self.sequence_bits + self.shard_bits
+
+    @property
+    def time_shift(self) -> int:
+        return self.node_shift + self.node_bits
+
+    @property
+    def step(self) -> int:
+        """Consecutive ids of a tick differ by this much (the shard bits stay 0)."""
+        return 1 << self.shard_bits
+
+    @property
+    def span(self) -> int:
+        """The values one node's ids of one tick cover."""
+        return 1 << self.node_shift
+
+    def base(self, tick: int, node: int) -> int:
+        return (tick << self.time_shift) | (node << self.node_shift)

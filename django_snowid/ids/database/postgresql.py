@@ -1,0 +1,176 @@
+"""The SQL text of the database default on PostgreSQL: a sequence, a SQL function and a
+PL/pgSQL helper per geometry (``geometry.py``), installed in every database whose fields
+ask for it, each with the node value reserved for that database.
+
+The sequence's value IS the last id issued (its increment is one sequence step). The
+column default ``snowid_next_id_<geometry>()`` is a ``LANGUAGE sql`` function whose body
+is one expression, which PostgreSQL inlines into the default of a ``COPY`` or ``INSERT``:
+
+    CASE WHEN nextval(seq) >> node_shift = (tick of clock_timestamp()) << node_bits | node
+         THEN lastval()                    -- that nextval's value: an id of this tick
+         ELSE snowid_advance_<geometry>()  -- a new tick, a full one, or a clock gone back
+    END
+
+``lastval()`` is the value this session's ``nextval`` just returned (cheaper than
+``currval``, which opens the sequence). ``clock_timestamp()``, never ``now()``: ``now()``
+is the transaction's start, the same for every row of a ``COPY`` (trap 34). A value of
+the sequence is handed out once whatever happens; it is an id only when its time and
+node parts are the clock's tick and this database's node, so no id repeats while the
+sequence never moves back.
+
+The helper runs under an advisory lock of the session (released before it returns or
+raises: a transaction-scoped lock would be held until a long ``COPY`` commits, and
+stall every other writer at its next tick). It takes a fresh value and:
+
+- returns it when it is in this node's ids of the clock's tick, or of a later tick no
+  further ahead than the tolerance (a clock that stepped back a little: continue on the
+  last tick, as ``SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS`` lets Python wait);
+- raises SQLSTATE ``SNW01`` when the last tick issued is ahead of the clock by more than
+  the tolerance: no id is issued;
+- waits (``pg_sleep``) for the next tick when this tick's sequence is used up;
+- otherwise moves the sequence (``setval``) to the clock's tick: the tick's first id of
+  this node plus a random offset below ``2**spread_bits`` sequence steps, as the Python
+  generator spreads low bits (no offset right after a tick whose ids ran out).
+
+The move only goes forward: the target is above the value just drawn, and between that
+draw and the ``setval`` other sessions can draw at most one value each outside the lock
+(one in the fast path, before they queue here), far fewer than the values of the other
+node values that lie between two ticks of one node.
+"""
+
+from __future__ import annotations
+
+from .geometry import Geometry
+
+__all__ = ["ERRCODE", "comment_of", "install_statements", "uninstall_statements"]
+
+#: The SQLSTATE of a clock behind the last tick issued by more than the tolerance.
+ERRCODE = "SNW01"
+#: The comment of the function says which node and tolerance it was made with.
+COMMENT = "django-snowid database ids: node={node} tolerance_ms={tolerance}"
+
+
+def comment_of(node: int, tolerance_ms: float) -> str:
+    return COMMENT.format(node=node, tolerance=f"{tolerance_ms:g}")
+
+
+def _tick(g: Geometry) -> str:
+    """The clock's tick, as bigint, from ``clock_timestamp()`` (a double: microseconds)."""
+    now_ms = f"date_part('epoch', clock_timestamp()) * 1000 - {g.epoch_ms}"
+    return (
+        f"floor({now_ms})::bigint" if g.unit_ms == 1 else f"floor(({now_ms}) / {g.unit_ms})::bigint"
+    )
+
+
+def install_statements(g: Geometry, *, schema: str, node: int, tolerance_ms: float) -> list[str]:
+    """``CREATE`` statements for ``g`` in ``schema`` (a quoted name), issuing from ``node``."""
+    seq = f"{schema}.{g.sequence}"
+    fn = f"{schema}.{g.function}"
+    adv = f"{schema}.{g.advance_function}"
+    max_node = (1 << g.node_bits) - 1
+    max_tick = (1 << g.time_bits) - 1
+    tolerance_ticks = int(tolerance_ms // g.unit_ms)
+    node_bits = f"{node} << {g.node_shift}"
+    comment = comment_of(node, tolerance_ms)
+    helper = f"""
+CREATE OR REPLACE FUNCTION {adv}() RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE AS $body$
+DECLARE
+    v bigint;
+    now_tick bigint;
+    tick bigint;
+    node_field bigint;
+    last_tick bigint;
+    target bigint;
+    used_up boolean;
+    spread bigint;
+    wait_ms double precision;
+BEGIN
+    PERFORM pg_advisory_lock({g.lock_key});
+    BEGIN
+        LOOP
+            v := nextval('{seq}');
+            now_tick := {_tick(g)};
+            tick := v >> {g.time_shift};
+            node_field := (v >> {g.node_shift}) & {max_node};
+            IF node_field = {node} AND tick >= now_tick AND tick - now_tick <= {tolerance_ticks}
+            THEN
+                PERFORM pg_advisory_unlock({g.lock_key});
+                RETURN v;
+            END IF;
+            IF node_field > {node} THEN      -- past this node's ids of its tick: used up
+                last_tick := tick;
+                used_up := true;
+            ELSIF node_field < {node} THEN   -- carried into the next tick's lower nodes
+                last_tick := tick - 1;
+                used_up := true;
+            ELSE                             -- an old tick, or a tick far ahead
+                last_tick := tick;
+                used_up := false;
+            END IF;
+            IF last_tick - now_tick > {tolerance_ticks} THEN
+                RAISE EXCEPTION USING
+                    ERRCODE = '{ERRCODE}',
+                    MESSAGE = format(
+                        'django-snowid: the database clock is %s ms behind the last id issued '
+                        'by %s (tolerance {tolerance_ms:g} ms, '
+                        'SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS); no id was issued.',
+                        (last_tick - now_tick) * {g.unit_ms}, '{g.function}'),
+                    HINT = 'Wait until the clock has caught up, or fix the clock (NTP). '
+                           'Ids are never issued twice.';
+            END IF;
+            target := CASE WHEN used_up THEN last_tick + 1 ELSE last_tick END;
+            IF target > now_tick THEN
+                -- The tick is used up, or the clock is a little behind: wait for it.
+                wait_ms := target * {g.unit_ms} + {g.epoch_ms}
+                           - date_part('epoch', clock_timestamp()) * 1000;
+                IF wait_ms > 0 THEN
+                    PERFORM pg_sleep(wait_ms / 1000.0);
+                END IF;
+                CONTINUE;
+            END IF;
+            IF now_tick < 0 OR now_tick > {max_tick} THEN
+                RAISE EXCEPTION USING
+                    ERRCODE = '{ERRCODE}',
+                    MESSAGE = format('django-snowid: tick %s is outside the time bits of %s '
+                                     '(before the epoch, or after they ran out); no id was issued.',
+                                     now_tick, '{g.function}');
+            END IF;
+            spread := CASE WHEN used_up AND now_tick = last_tick + 1 THEN 0
+                           ELSE floor(random() * {1 << g.spread_bits})::bigint END;
+            PERFORM setval(
+                '{seq}',
+                (now_tick << {g.time_shift}) | ({node_bits}) | (spread << {g.shard_bits}),
+                false);
+        END LOOP;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        PERFORM pg_advisory_unlock({g.lock_key});
+        RAISE;
+    END;
+END
+$body$"""
+    function = f"""
+CREATE OR REPLACE FUNCTION {fn}() RETURNS bigint
+LANGUAGE sql VOLATILE PARALLEL UNSAFE AS $body$
+SELECT CASE
+    WHEN (nextval('{seq}') >> {g.node_shift}) = (({_tick(g)} << {g.node_bits}) | {node})
+    THEN lastval()
+    ELSE {adv}()
+END
+$body$"""
+    return [
+        # CACHE 1: a session must never hand out values it cached before a move.
+        f"CREATE SEQUENCE IF NOT EXISTS {seq} AS bigint INCREMENT BY {g.step} MINVALUE 0 "
+        f"START WITH 0 CACHE 1 NO CYCLE",
+        helper,
+        function,
+        f"COMMENT ON FUNCTION {fn}() IS '{comment}'",
+    ]
+
+
+def uninstall_statements(g: Geometry, *, schema: str) -> list[str]:
+    return [
+        f"DROP FUNCTION IF EXISTS {schema}.{g.function}()",
+        f"DROP FUNCTION IF EXISTS {schema}.{g.advance_function}()",
+        f"DROP SEQUENCE IF EXISTS {schema}.{g.sequence}",
+    ]
