@@ -14,7 +14,7 @@ import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Generic, Literal, TypeVar, overload
 
 from django.conf import settings
@@ -137,6 +137,12 @@ class SnowidSettings:
     SEQUENCE_BACKEND: Setting[SequenceBackend] = Setting("database", "where sequences live")
     SEQUENCE_MIN_STEP: Setting[int] = Setting(100, "the smallest raise of a Redis mark")
     SEQUENCE_MAX_STEP: Setting[int] = Setting(1_000_000, "the largest planned raise")
+
+    # ------------------------------------------- operations: health and metrics
+    METRICS: Setting[bool] = Setting(False, "expose Prometheus metrics (prometheus_client)")
+    HEALTH_TIME_BITS_HORIZON: Setting[timedelta] = Setting(
+        timedelta(days=5 * 365), "health fails when a layout's time bits end sooner"
+    )
 
     def order_format_default(self, name: str) -> Any:
         """``packing``, ``sequence_bits``, ... : the default of one format option."""

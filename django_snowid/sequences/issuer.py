@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from ..conf import on_settings_changed
-from ..exceptions import InvalidSequence
+from .. import metrics
+from ..conf import conf, on_settings_changed
+from ..exceptions import InvalidSequence, SequenceUnavailable
 from .spec import SequenceSpec, get_spec
 from .stores import get_store
 
 __all__ = ["next_value", "next_values"]
 
-# name -> (store, spec): a value costs no settings lookup. Emptied when a setting changes.
-_resolved: dict[str, tuple[Any, SequenceSpec]] = {}
+logger = logging.getLogger(__name__)
+
+# name -> (store, spec, metric labels or None): a value costs no settings lookup. Emptied
+# when a setting changes. The labels (None: SNOWID_METRICS is off) name a declared
+# sequence; names made up at run time share one label, "undeclared", so that they cannot
+# multiply the series.
+_resolved: dict[str, tuple[Any, SequenceSpec, tuple[str, str] | None]] = {}
 
 
 @on_settings_changed
@@ -20,10 +27,14 @@ def _forget() -> None:
     _resolved.clear()
 
 
-def _resolve(name: str) -> tuple[Any, SequenceSpec]:
+def _resolve(name: str) -> tuple[Any, SequenceSpec, tuple[str, str] | None]:
     entry = _resolved.get(name)
     if entry is None:
-        entry = (get_store(), get_spec(name))
+        store = get_store()
+        labels = None
+        if conf.METRICS:
+            labels = (name if name in conf.SEQUENCES else "undeclared", store.name)
+        entry = (store, get_spec(name), labels)
         if len(_resolved) > 4096:  # names made up at run time
             _resolved.clear()
         _resolved[name] = entry
@@ -37,11 +48,34 @@ def next_values(name: str, count: int, *, using: str | None = None) -> range:
     """
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise InvalidSequence(f"count is {count!r}: expected an integer >= 1.")
-    store, spec = _resolve(name)
-    return store.next_values(spec, count, using)
+    store, spec, labels = _resolve(name)
+    try:
+        values = store.next_values(spec, count, using)
+    except SequenceUnavailable:
+        _unreachable(store, name)
+        raise
+    if labels is not None:
+        metrics.count("sequence_values_issued", *labels, by=count)
+    return values
 
 
 def next_value(name: str, *, using: str | None = None) -> int:
     """The next value of sequence ``name``."""
-    store, spec = _resolve(name)
-    return store.next_values(spec, 1, using).start
+    store, spec, labels = _resolve(name)
+    try:
+        values = store.next_values(spec, 1, using)
+    except SequenceUnavailable:
+        _unreachable(store, name)
+        raise
+    if labels is not None:
+        metrics.count("sequence_values_issued", *labels)
+    return values.start
+
+
+def _unreachable(store: Any, name: str) -> None:
+    metrics.count("refusals", "sequences", "store_unreachable")
+    logger.error(
+        "Refused: the sequence store %r is unreachable; sequence %r issued nothing.",
+        store.name,
+        name,
+    )

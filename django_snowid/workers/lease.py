@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import logging
 import os
 import secrets
 import socket
@@ -40,6 +41,7 @@ from typing import Any
 from django.db import connections
 from django.db.models import Field
 
+from .. import metrics
 from ..conf import conf
 from ..core.generator import Clock, SnowflakeGenerator
 from ..core.layout import Layout
@@ -59,6 +61,8 @@ __all__ = ["LeaseHolder", "lease_generator", "lease_of", "release_all"]
 
 #: How soon a heartbeat that failed tries again (the regular beat: a third of the TTL).
 RETRY_S = 0.5
+
+logger = logging.getLogger(__name__)
 
 
 def database_tick_bound(layout: Layout, fields: Iterable[Field]) -> int:
@@ -102,6 +106,8 @@ class LeaseHolder:
         self.resume_tick = -1
         self.generator: SnowflakeGenerator | None = None
         self._valid_until = 0.0
+        #: When the store last confirmed the lease (monotonic seconds; the health check).
+        self.renewed_at = 0.0
         self._lost = False
         self._released = False
         self._taken_by_another = ""
@@ -120,12 +126,29 @@ class LeaseHolder:
             except StoreSettling as settling:
                 # Not a clock problem: the lease store lost its records. Only newcomers
                 # wait; live holders re-assert their leases and keep issuing.
+                metrics.count("waits", "ids", "recovery")
+                logger.warning(
+                    "Lease store %r lost its records (flushed, restarted or failed over): "
+                    "waiting %d ms for live holders of pool %r to re-assert their leases.",
+                    self.store.name,
+                    settling.wait_ms,
+                    self.pool.name,
+                )
                 time.sleep(settling.wait_ms / 1000)
         self.worker = self.node = acquired.worker  # a node value
         self.resume_tick = self._tick_of_ms(acquired.horizon_ms)
         self._recorded = max(self.resume_tick, self._asked)  # what the store records now
         self._valid_until = started + self.ttl_ms / 1000 - self.margin_s
+        self.renewed_at = started
         _held.append(self)
+        metrics.count("leases_acquired", self.store.name)
+        logger.info(
+            "Lease acquired: worker id %d of pool %r in the %r lease store (%s).",
+            self.worker,
+            self.pool.name,
+            self.store.name,
+            self.owner,
+        )
         try:
             self._refuse_another_layout_of_this_name()
         except WorkerLayoutConflict:
@@ -211,6 +234,8 @@ class LeaseHolder:
             self.record_ahead()
 
     def _fence(self) -> None:
+        if not self._lost:
+            self._report_lost()
         self._lost = True
         if self.store.frees_at_once:
             self._release(in_guard=True)  # it never expires by itself: give it back
@@ -220,9 +245,23 @@ class LeaseHolder:
             f"was not renewed within its {self.ttl_ms / 1000:g} s time-to-live (lease "
             f"store {self.store.name!r} unreachable?)"
         )
-        raise WorkerLeaseLost(
+        message = (
             f"The lease on worker id {self.worker} of pool {self.pool.name!r} {cause}. "
             "No id is issued under it; the next call takes a new lease."
+        )
+        metrics.count("refusals", "ids", "lease_lost")
+        logger.error("Refused: %s", message)
+        raise WorkerLeaseLost(message)
+
+    def _report_lost(self) -> None:
+        metrics.count("leases_lost", self.store.name)
+        logger.warning(
+            "Lease lost: worker id %d of pool %r in the %r lease store %s.",
+            self.worker,
+            self.pool.name,
+            self.store.name,
+            self._taken_by_another
+            or f"was not renewed within its {self.ttl_ms / 1000:g} s time-to-live",
         )
 
     def record_ahead(self) -> None:
@@ -236,15 +275,20 @@ class LeaseHolder:
         except WorkerIdError:
             raise
         except Exception as exc:
-            raise WorkerIdUnavailable(
+            message = (
                 f"The horizon of worker id {self.worker} of pool {self.pool.name!r} could "
                 f"not be recorded in the {self.store.name!r} lease store ({exc}); no id was "
                 "issued past what it records."
-            ) from exc
+            )
+            metrics.count("refusals", "ids", "store_unreachable")
+            logger.error("Refused: %s", message)
+            raise WorkerIdUnavailable(message) from exc
+        metrics.observe(self.store.name, time.monotonic() - sent)
         if not renewed:
             self._taken_by_another = self._not_ours()
             self._fence()
         self._valid_until = sent + self.ttl_ms / 1000 - self.margin_s
+        self.renewed_at = sent
         self._recorded = max(self._recorded, horizon)
 
     def _not_ours(self) -> str:
@@ -314,18 +358,30 @@ class LeaseHolder:
             horizon = self.tick_horizon()
             try:
                 renewed: bool | None = self._renew(self.ttl_ms, horizon)
-            except Exception:  # unreachable store: keep trying while the lease is trusted
+                metrics.observe(self.store.name, time.monotonic() - sent)
+            except Exception as exc:  # unreachable store: keep trying while it is trusted
                 renewed = None
+                logger.warning(
+                    "Lease store %r unreachable: the heartbeat of worker id %d of pool %r "
+                    "failed (%s); trying again in %g s while the lease is trusted.",
+                    self.store.name,
+                    self.worker,
+                    self.pool.name,
+                    exc,
+                    min(self.interval_s, RETRY_S),
+                )
             # After a failure, try again soon: a failover (a new primary) or a blip must
             # not cost the lease because the next regular beat came too late.
             pause = self.interval_s if renewed else min(self.interval_s, RETRY_S)
             if renewed:
                 self._valid_until = sent + self.ttl_ms / 1000 - self.margin_s
+                self.renewed_at = sent
                 self._recorded = max(self._recorded, horizon)
             elif renewed is False or time.monotonic() > self._valid_until:
                 # False: the store answered that the lease is no longer ours.
                 if renewed is False:
                     self._taken_by_another = self._not_ours()
+                self._report_lost()
                 self._lost = True
                 return
 
@@ -386,6 +442,15 @@ def lease_generator(
         if gap_ms > 0:
             limit = float(conf.WORKER_RESUME_MAX_WAIT_MS)
             if gap_ms > limit:
+                metrics.count("refusals", "ids", "clock_behind")
+                logger.error(
+                    "Refused: worker id %d of pool %r was used up to %s, %.0f ms ahead of "
+                    "this host's clock (more than SNOWID_WORKER_RESUME_MAX_WAIT_MS). Check NTP.",
+                    lease.worker,
+                    pool.name,
+                    layout.time_of_tick(bound).isoformat(),
+                    gap_ms,
+                )
                 raise WorkerIdError(
                     f"Worker id {lease.worker} of pool {pool.name!r} may have been used up to "
                     f"{layout.time_of_tick(bound).isoformat()} ({what}), {gap_ms:.0f} ms "
@@ -394,6 +459,14 @@ def lease_generator(
                     "NTP step, a restored VM snapshot, a host whose clock is off): check it "
                     "(NTP). No id was issued."
                 )
+            metrics.count("waits", "ids", "clock_behind")
+            logger.warning(
+                "Clock behind: worker id %d of pool %r waits %.0f ms for this host's clock to "
+                "pass the horizon its previous holder recorded.",
+                lease.worker,
+                pool.name,
+                gap_ms,
+            )
             sleep(gap_ms / 1000)
             # Renewed, and recorded ahead from now: the wait used up part of the
             # time-to-live (the lease was taken with a horizon already).
