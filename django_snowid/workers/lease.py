@@ -123,6 +123,9 @@ class LeaseHolder:
             try:
                 acquired = self._acquire_in(self.pool.size)
                 break
+            except WorkerIdUnavailable as exc:
+                _unreachable(str(exc))
+                raise
             except StoreSettling as settling:
                 # Not a clock problem: the lease store lost its records. Only newcomers
                 # wait; live holders re-assert their leases and keep issuing.
@@ -256,12 +259,12 @@ class LeaseHolder:
     def _report_lost(self) -> None:
         metrics.count("leases_lost", self.store.name)
         logger.warning(
-            "Lease lost: worker id %d of pool %r in the %r lease store %s.",
+            "Lease lost: worker id %d of pool %r %s.",
             self.worker,
             self.pool.name,
-            self.store.name,
             self._taken_by_another
-            or f"was not renewed within its {self.ttl_ms / 1000:g} s time-to-live",
+            or f"was not renewed within its {self.ttl_ms / 1000:g} s time-to-live (lease "
+            f"store {self.store.name!r})",
         )
 
     def record_ahead(self) -> None:
@@ -272,7 +275,9 @@ class LeaseHolder:
         sent = time.monotonic()
         try:
             renewed = self._renew(self.ttl_ms, horizon)
-        except WorkerIdError:
+        except WorkerIdError as exc:
+            if isinstance(exc, WorkerIdUnavailable):
+                _unreachable(str(exc))
             raise
         except Exception as exc:
             message = (
@@ -280,8 +285,7 @@ class LeaseHolder:
                 f"not be recorded in the {self.store.name!r} lease store ({exc}); no id was "
                 "issued past what it records."
             )
-            metrics.count("refusals", "ids", "store_unreachable")
-            logger.error("Refused: %s", message)
+            _unreachable(message)
             raise WorkerIdUnavailable(message) from exc
         metrics.observe(self.store.name, time.monotonic() - sent)
         if not renewed:
@@ -488,6 +492,11 @@ def lease_generator(
     if heartbeat:
         lease.start_heartbeat()
     return generator
+
+
+def _unreachable(message: str) -> None:
+    metrics.count("refusals", "ids", "store_unreachable")
+    logger.error("Refused: %s", message)
 
 
 def _now_ms() -> int:

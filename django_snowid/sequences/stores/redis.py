@@ -208,6 +208,7 @@ class RedisSequenceStore:
         key = self._keys.get(stored) or self.key(stored)
         args = [count, int(now), WINDOW_S]
         deadline = None
+        warned = False
         while True:
             reply = self._run(DRAW, [key], args)
             status = reply[0]
@@ -237,7 +238,8 @@ class RedisSequenceStore:
             # any server issued; the others find ``max`` above this one and draw again.
             floor = reply[2] if status in (0, -3) else 0
             rates = _rates(reply[3:]) if status == 0 else Rates()
-            if status in (-1, -3):
+            if status in (-1, -3) and not warned:
+                warned = True  # once a call, however long the raise lock makes it wait
                 logger.warning(
                     "Store loss detected: Redis holds %s of sequence %r; re-syncing it from "
                     "its database mark.",
