@@ -115,6 +115,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/bench_scripts.py
 	$(BIN)/python benchmarks/bench_remote.py
 	$(BIN)/python benchmarks/bench_drf.py
+	$(BIN)/python benchmarks/bench_metrics.py
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .

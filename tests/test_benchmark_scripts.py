@@ -49,3 +49,18 @@ def test_script_runners_are_compared():
     assert done.returncode == 0, done.stderr[-3000:]
     rows = re.findall(r"^(RedisScript|redis-py Script).*?\s([\d.]+)\s+[\d.]+\s", done.stdout, re.M)
     assert len(rows) == 4 and all(float(us) > 0 for _, us in rows), done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.redis
+def test_metrics_on_and_off_are_compared():
+    done = subprocess.run(
+        [sys.executable, "benchmarks/bench_metrics.py", "--calls", "200", "--repeat", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    ratios = re.findall(r"ratio ([\d.]+) ", done.stdout)
+    assert len(ratios) == 3 and all(float(r) > 0 for r in ratios), done.stdout

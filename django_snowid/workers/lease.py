@@ -57,7 +57,7 @@ from .pool import PoolSpec, pool_for
 from .stores import get_lease_store
 from .stores.base import Acquired, LeaseRequest, LeaseStore, StoreSettling
 
-__all__ = ["LeaseHolder", "lease_generator", "lease_of", "release_all"]
+__all__ = ["LeaseHolder", "lease_generator", "lease_of", "lease_problems", "release_all"]
 
 #: How soon a heartbeat that failed tries again (the regular beat: a third of the TTL).
 RETRY_S = 0.5
@@ -509,6 +509,48 @@ def lease_of(generator: SnowflakeGenerator) -> LeaseHolder | None:
 
 _held: list[LeaseHolder] = []
 _lease_of: weakref.WeakKeyDictionary[SnowflakeGenerator, LeaseHolder] = weakref.WeakKeyDictionary()
+
+
+def lease_problems(now: float | None = None) -> list[tuple[bool, str]]:
+    """What is wrong with this process's worker-id leases, as (fatal, message): a lease
+    lost and not yet replaced by a newer one of its pool, a lease past the time it can be
+    trusted, or a renewal overdue (``now``: ``time.monotonic()``; tests pass their own)."""
+    now = time.monotonic() if now is None else now
+    problems: list[tuple[bool, str]] = []
+    held = list(_held)
+    for lease in held:
+        where = f"worker id {lease.worker} of pool {lease.pool.name!r} ({lease.store.name!r} store)"
+        if lease._lost or lease._released:
+            if not any(o is not lease and o.pool.name == lease.pool.name for o in held):
+                cause = lease._taken_by_another or "was not renewed within its time-to-live"
+                problems.append(
+                    (
+                        True,
+                        f"The lease on {where} {cause}; this process issues no id of that "
+                        "pool until it takes a new lease (its next id tries). If it recurs, "
+                        "the lease store is unreachable or slower than "
+                        "SNOWID_WORKER_LEASE_TTL_S allows: check it and the network.",
+                    )
+                )
+        elif now > lease._valid_until:
+            problems.append(
+                (
+                    True,
+                    f"The lease on {where} was last renewed {now - lease.renewed_at:.1f} s "
+                    "ago, past the time it can be trusted: the next id refuses. Check that the "
+                    "lease store is reachable.",
+                )
+            )
+        elif now - lease.renewed_at > 2 * lease.interval_s + RETRY_S:
+            problems.append(
+                (
+                    False,
+                    f"The lease on {where} was last renewed {now - lease.renewed_at:.1f} s "
+                    f"ago (a heartbeat every {lease.interval_s:g} s): renewals are failing; "
+                    "check that the lease store is reachable before the lease expires.",
+                )
+            )
+    return problems
 
 
 def release_all() -> None:

@@ -1,0 +1,155 @@
+"""What metrics cost the hot paths: the same calls with SNOWID_METRICS on and off.
+
+    python benchmarks/bench_metrics.py [--calls 20000] [--repeat 3]
+
+Needs Redis (127.0.0.1:6379, or SNOWID_BENCH_REDIS_URL) and PostgreSQL (127.0.0.1:5432).
+Compared in one run, in interleaved chunks (``benchmarks.timing.interleaved_rates``):
+
+- ``next_id()``: its fast path counts nothing either way (a generator's count is read off
+  its tick iterators at scrape time); "on" has the collector registered and scraped after
+  each of its chunks;
+- ``NumberedOrder.objects.create()`` (an OrderNumberField, the Redis store): "on" is an
+  issuer made with SNOWID_METRICS = True, which counts each number and the second's fill;
+- ``next_value(name)`` (the database store): "on" counts each value.
+
+Ratio = calls a second with metrics on / off; the goal is within 2% (ratio >= 0.98).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchmarks.settings")
+os.environ.setdefault("SNOWID_BENCH_DB", "postgresql")
+
+from benchmarks.timing import interleaved_rates
+
+TARGET = 0.98
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=20000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.db import connection
+    from django_redis import get_redis_connection
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    import django_snowid
+    from benchmarks.benchapp.models import NumberedOrder
+    from django_snowid.db.connections import close_own_connections
+    from django_snowid.metrics.collector import SnowidCollector
+    from django_snowid.orders import issuer as order_issuers
+    from django_snowid.sequences import next_value
+
+    registry = CollectorRegistry()
+    registry.register(SnowidCollector())
+
+    def scrape() -> None:
+        generate_latest(registry)
+
+    def metrics(on: bool):
+        """The setting, changed without the settings signal (which would drop generators
+        and leases between chunks): what is read when an issuer or a sequence is made."""
+        settings.SNOWID_METRICS = on
+
+    # A database of this run's own: other benchmarks may be using "test_snowid_bench".
+    connection.settings_dict["NAME"] = f"snowid_bench_metrics_{os.getpid()}"
+    old = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+    prefix = os.environ["SNOWID_BENCH_PREFIX"]
+    client = get_redis_connection("snowid")
+    rows: dict[str, tuple[list[float], list[float]]] = {}
+    try:
+        # Order numbers: one issuer made with metrics on, one with them off, swapped in
+        # for the field's stream before each chunk (untimed).
+        field = NumberedOrder._meta.get_field("number")
+        key = (field.stream, field.format)
+        NumberedOrder.objects.create(user_id=1)  # recovers the stream, loads the scripts
+        issuers = {}
+        for on in (True, False):
+            metrics(on)
+            issuers[on] = order_issuers.StreamIssuer(field.stream, field.format)
+
+        @contextmanager
+        def orders(on: bool):
+            order_issuers._issuers[key] = issuers[on]
+            yield
+            if on:
+                scrape()
+
+        # Sequences: two names, resolved once with metrics on and once off.
+        metrics(True)
+        next_value("bench-on")
+        metrics(False)
+        next_value("bench-off")
+
+        @contextmanager
+        def scraped():
+            yield
+            scrape()
+
+        django_snowid.next_id()  # the lease, the generator
+        calls = {
+            "next_id()": (
+                [lambda i: django_snowid.next_id(), lambda i: django_snowid.next_id()],
+                args.calls * 10,
+                [scraped, None],
+            ),
+            "create() with an order number": (
+                [
+                    lambda i: NumberedOrder.objects.create(user_id=i),
+                    lambda i: NumberedOrder.objects.create(user_id=i),
+                ],
+                max(args.calls // 10, 200),
+                [lambda: orders(True), lambda: orders(False)],
+            ),
+            "next_value(name)": (
+                [lambda i: next_value("bench-on"), lambda i: next_value("bench-off")],
+                max(args.calls // 10, 200),
+                [scraped, None],
+            ),
+        }
+        for name, (functions, n, contexts) in calls.items():
+            on_rates, off_rates = [], []
+            for _ in range(args.repeat):
+                on, off = interleaved_rates(functions, n, contexts=contexts)
+                on_rates.append(on)
+                off_rates.append(off)
+            rows[name] = (on_rates, off_rates)
+    finally:
+        keys = list(client.scan_iter(match=f"{{{prefix}:*"))
+        if keys:
+            client.delete(*keys)
+        django_snowid.ids.issuer.reset()
+        close_own_connections()
+        connection.creation.destroy_test_db(old, verbosity=0)
+
+    med = statistics.median
+    print(f"metrics on against off, {args.repeat} runs (median; min-max of the ratios)")
+    worst = 1.0
+    for name, (on_rates, off_rates) in rows.items():
+        ratios = [a / b for a, b in zip(on_rates, off_rates, strict=True)]
+        worst = min(worst, med(ratios))
+        print(
+            f"{name:32} on {med(on_rates):12,.0f}/s  off {med(off_rates):12,.0f}/s  "
+            f"ratio {med(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f})  "
+            f"target >= {TARGET}: {'ok' if med(ratios) >= TARGET else 'MISS'}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
