@@ -541,7 +541,7 @@ def lease_problems(now: float | None = None) -> list[tuple[bool, str]]:
                     "lease store is reachable.",
                 )
             )
-        elif now - lease.renewed_at > 2 * lease.interval_s + RETRY_S:
+        elif now - lease.renewed_at > 1.5 * lease.interval_s:
             problems.append(
                 (
                     False,
