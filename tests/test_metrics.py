@@ -154,6 +154,28 @@ def test_lease_acquired_renewed_and_fenced(source, caplog, clock):
 
 @pytest.mark.redis
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("source", ["redis"], indirect=True)
+def test_a_lease_re_asserted_after_a_flush_is_counted_and_logged(source, caplog, clock):
+    generator = lease_generator(CLASSIC, 0, "redis", clock=clock, heartbeat=False)
+    generator.next_id()
+    lease = lease_of(generator)
+    before = sample("snowid_recoveries_total", part="ids", store="redis")
+    caplog.clear()  # (a new server first made newcomers wait: "lost its records")
+    lease.store._client().flushall()  # the test's own redis-server (``source``)
+    clock.advance_ms(2000)  # past the recorded horizon: the guard renews
+    with caplog.at_level(logging.INFO, logger="django_snowid"):
+        generator.next_id()
+    assert sample("snowid_recoveries_total", part="ids", store="redis") == before + 1
+    (record,) = caplog.records
+    assert (record.levelname, record.name) == ("WARNING", "django_snowid.workers.stores.redis")
+    assert record.getMessage().startswith("Lease re-asserted: Redis had lost the record")
+    clock.advance_ms(2000)
+    generator.next_id()  # an ordinary renewal: nothing more
+    assert sample("snowid_recoveries_total", part="ids", store="redis") == before + 1
+
+
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
 def test_a_lease_store_unreachable_is_a_refusal(throwaway_redis, clock, caplog):
     with override_settings(CACHES=throwaway_redis.caches(), SNOWID_WORKER_LEASE_TTL_S=1.5):
         generator = lease_generator(CLASSIC, 0, "redis", clock=clock, heartbeat=False)
@@ -440,3 +462,21 @@ def test_metrics_settings_are_checked(settings):
     with pytest.raises(SystemCheckError, match="E701"):
         settings.SNOWID_METRICS = 1
         call_command("check")
+
+
+def test_every_logger_is_in_the_django_snowid_namespace():
+    import ast
+    from pathlib import Path
+
+    root = Path(django_snowid.__file__).parent
+    names = []
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", "") == "getLogger"
+                and node.args
+            ):
+                names.append((path.name, ast.unparse(node.args[0])))
+    assert len(names) >= 5
+    assert {name for _, name in names} == {"__name__"}, names
