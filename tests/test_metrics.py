@@ -269,11 +269,11 @@ def test_order_refusals_and_waits_by_cause(backend, clock, caplog):
         assert sample("snowid_refusals_total", part="orders", cause="second_full") == before + 1
         assert caplog.records[-1].getMessage().startswith("Refused: All 7 order numbers")
     with override_settings(SNOWID_ORDER_WHEN_FULL="wait"):
-        # The store's clock: 10 ms before the end of a second, then real time goes on.
+        # The store's clock is the test's, and so is the issuer's wait for the next second.
         clock.ns = (clock.ns // 10**9 + 1) * 10**9 + 990 * MS
-        anchor, started = clock() / 10**9, time.monotonic()
-        get_store().clock = lambda: anchor + (time.monotonic() - started)
+        get_store().clock = lambda: clock() / 10**9
         issuer = get_issuer(field.stream, field.format)
+        issuer.sleep = clock.sleep
         set_order_state(field.stream, (field.format.local_second(clock.now()), 7))
         before = sample("snowid_waits_total", part="orders", cause="second_full")
         issuer.next_number(1)

@@ -62,6 +62,8 @@ class StreamIssuer:
         # SNOWID_METRICS: count the numbers issued, and the fullest second (its largest
         # sequence) since metrics last read it.
         self._metrics = bool(conf.METRICS)
+        #: Waits for the next second (tests give the store's clock and this together).
+        self.sleep = time.sleep
         self._store_name = self._store.name
         self._issued = 0
         self._peak = 0
@@ -153,11 +155,11 @@ class StreamIssuer:
                         "second_full", OrderSecondFull(self._full_message(waited=True))
                     )
                 metrics.count("waits", "orders", "second_full")
-                time.sleep(outcome.wait_ms / 1000)
+                self.sleep(outcome.wait_ms / 1000)
             elif isinstance(outcome, Resuming):
                 # Recovered a moment ago: at most a second, whatever SNOWID_ORDER_WHEN_FULL.
                 metrics.count("waits", "orders", "recovery")
-                time.sleep(outcome.wait_ms / 1000)
+                self.sleep(outcome.wait_ms / 1000)
             elif isinstance(outcome, ClockBehind):
                 raise self._refuse(
                     "clock_behind",
