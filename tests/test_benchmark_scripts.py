@@ -3,6 +3,7 @@ longer match a script's arguments fails here, not in a user's hands."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -57,6 +58,7 @@ def test_metrics_on_and_off_are_compared():
     done = subprocess.run(
         [sys.executable, "benchmarks/bench_metrics.py", "--calls", "200", "--repeat", "1"],
         cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "benchmarks.settings"},
         capture_output=True,
         text=True,
         timeout=300,

@@ -480,3 +480,24 @@ def test_every_logger_is_in_the_django_snowid_namespace():
                 names.append((path.name, ast.unparse(node.args[0])))
     assert len(names) >= 5
     assert {name for _, name in names} == {"__name__"}, names
+
+
+@pytest.mark.redis
+@pytest.mark.timeout(60)
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("source", ["redis"], indirect=True)
+def test_a_lease_lost_inside_the_generator_keeps_its_ids_counted(source):
+    # The guard fences the lease while the generator holds its lock, and the issuer then
+    # retires the generator, reading its count: that read must not wait for the lock.
+    base = sample("snowid_ids_issued_total", layout="default", store="redis")
+    django_snowid.next_ids(5)
+    generator = id_issuer.get_generator()
+    lease_of(generator)._lost = True  # as a heartbeat that found the lease gone marks it
+    with pytest.raises(WorkerLeaseLost):
+        for _ in range(10**7):  # until the next tick's guard
+            django_snowid.next_id()
+    assert generator.issued() >= 5
+    retired = base + generator.issued()
+    assert sample("snowid_ids_issued_total", layout="default", store="redis") == retired
+    django_snowid.next_id()  # a new lease, a new generator
+    assert sample("snowid_ids_issued_total", layout="default", store="redis") == retired + 1

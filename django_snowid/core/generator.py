@@ -116,10 +116,10 @@ class SnowflakeGenerator:
         self._pid = os.getpid()
         self._guard = guard
         self._report = report
-        # Ids handed out from the ticks before the current one, and how many the current
-        # tick's iterator held when it was made: issued() = the first + what it lost since.
-        self._issued_before = 0
-        self._tick_size = 0
+        # (ids handed out from the ticks before the current one, how many the current
+        # tick's iterator held when it was made, that iterator): issued() = the first +
+        # what the iterator lost since. One tuple, replaced whole: read without the lock.
+        self._counted: tuple[int, int, Iterator[int]] = (0, 0, _EMPTY)
         # The last tick ids were taken from; ``last_tick`` lets a caller resume after a
         # restart without reissuing ticks a previous holder of this worker id used.
         self.last_tick = last_tick
@@ -156,9 +156,10 @@ class SnowflakeGenerator:
         return ids
 
     def issued(self) -> int:
-        """How many ids this generator handed out (read by metrics at scrape time)."""
-        with self._lock:
-            return self._issued_before + self._tick_size - length_hint(self._ids)
+        """How many ids this generator handed out (read by metrics at scrape time; takes
+        no lock, so the generator's ``guard`` may call it)."""
+        before, size, ids = self._counted
+        return before + size - length_hint(ids)
 
     def last_tick_entered(self) -> int:
         """The last tick this generator entered, once no thread is entering one (a thread
@@ -243,10 +244,9 @@ class SnowflakeGenerator:
         start_ns = self._epoch_ns + tick * self._unit_ns
         # Publish the iterator before the bounds: a thread of the fast path that reads
         # the old bounds with the new iterator still gets a fresh, unique id.
-        ids = range(first, end, self._step)
-        self._issued_before += self._tick_size - length_hint(self._ids)
-        self._tick_size = len(ids)
-        self._ids = iter(ids)
+        ids = iter(tick_ids := range(first, end, self._step))
+        self._counted = (self.issued(), len(tick_ids), ids)
+        self._ids = ids
         self._tick_start_ns = start_ns
         self._tick_end_ns = start_ns + self._unit_ns
         self.last_tick = tick
@@ -259,8 +259,7 @@ class SnowflakeGenerator:
             self._sleep((remaining - _SPIN_NS) / 1e9 if remaining > 2 * _SPIN_NS else 0)
 
     def _drop_buffer(self) -> None:
-        self._issued_before += self._tick_size - length_hint(self._ids)
-        self._tick_size = 0
+        self._counted = (self.issued(), 0, _EMPTY)
         self._ids = _EMPTY
         self._tick_end_ns = 0
         self._tick_start_ns = 0
