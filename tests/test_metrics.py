@@ -501,3 +501,27 @@ def test_a_lease_lost_inside_the_generator_keeps_its_ids_counted(source):
     assert sample("snowid_ids_issued_total", layout="default", store="redis") == retired
     django_snowid.next_id()  # a new lease, a new generator
     assert sample("snowid_ids_issued_total", layout="default", store="redis") == retired + 1
+
+
+@pytest.mark.slow
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+def test_a_lease_store_outage_is_one_line_not_one_a_heartbeat(throwaway_redis, caplog):
+    with override_settings(
+        CACHES=throwaway_redis.caches(),
+        SNOWID_WORKER_ID_SOURCE="redis",
+        SNOWID_WORKER_LEASE_TTL_S=1.5,  # a heartbeat every 0.5 s, retried every 0.5 s
+    ):
+        django_snowid.next_id()
+        lease = lease_of(id_issuer.get_generator())
+        caplog.clear()
+        throwaway_redis.stop()
+        deadline = time.monotonic() + 10
+        while not lease._lost and time.monotonic() < deadline:  # the heartbeats fail
+            time.sleep(0.05)
+        messages = [r.getMessage() for r in caplog.records]
+        assert lease._lost
+        assert sum("unreachable: the heartbeat" in m for m in messages) == 1, messages
+        assert sum(m.startswith("Lease lost") for m in messages) == 1, messages
+        throwaway_redis.start()
+        id_issuer.reset()

@@ -355,6 +355,7 @@ class LeaseHolder:
 
     def _beat_until_stopped(self) -> None:
         pause = self.interval_s
+        failing = False
         while not self._stop.wait(pause):
             if os.getpid() != self.pid or self._lost:
                 return
@@ -365,19 +366,22 @@ class LeaseHolder:
                 metrics.observe(self.store.name, time.monotonic() - sent)
             except Exception as exc:  # unreachable store: keep trying while it is trusted
                 renewed = None
-                logger.warning(
-                    "Lease store %r unreachable: the heartbeat of worker id %d of pool %r "
-                    "failed (%s); trying again in %g s while the lease is trusted.",
-                    self.store.name,
-                    self.worker,
-                    self.pool.name,
-                    exc,
-                    min(self.interval_s, RETRY_S),
-                )
+                if not failing:  # the first failure after a success: one line
+                    failing = True
+                    logger.warning(
+                        "Lease store %r unreachable: the heartbeat of worker id %d of pool %r "
+                        "failed (%s); trying again every %g s while the lease is trusted.",
+                        self.store.name,
+                        self.worker,
+                        self.pool.name,
+                        exc,
+                        min(self.interval_s, RETRY_S),
+                    )
             # After a failure, try again soon: a failover (a new primary) or a blip must
             # not cost the lease because the next regular beat came too late.
             pause = self.interval_s if renewed else min(self.interval_s, RETRY_S)
             if renewed:
+                failing = False
                 self._valid_until = sent + self.ttl_ms / 1000 - self.margin_s
                 self.renewed_at = sent
                 self._recorded = max(self._recorded, horizon)
