@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 from .. import metrics
@@ -15,11 +16,32 @@ __all__ = ["next_value", "next_values"]
 
 logger = logging.getLogger(__name__)
 
-# name -> (store, spec, metric labels or None): a value costs no settings lookup. Emptied
-# when a setting changes. The labels (None: SNOWID_METRICS is off) name a declared
-# sequence; names made up at run time share one label, "undeclared", so that they cannot
-# multiply the series.
-_resolved: dict[str, tuple[Any, SequenceSpec, tuple[str, str] | None]] = {}
+
+class Tally:
+    """Values issued under one pair of metric labels: a plain int, read at scrape time."""
+
+    __slots__ = ("issued", "labels")
+
+    def __init__(self, labels: tuple[str, str]) -> None:
+        self.labels = labels
+        self.issued = 0
+
+
+# One tally per (sequence label, store); kept across settings changes (a counter never
+# goes back), and few: names made up at run time share the label "undeclared".
+_tallies: dict[tuple[str, str], Tally] = {}
+
+
+def _issued() -> Iterator[tuple[str, tuple[str, ...], int]]:
+    for tally in list(_tallies.values()):
+        yield "sequence_values_issued", tally.labels, tally.issued
+
+
+metrics.register(live=_issued)
+
+# name -> (store, spec, tally or None): a value costs no settings lookup. Emptied when a
+# setting changes. No tally: SNOWID_METRICS is off.
+_resolved: dict[str, tuple[Any, SequenceSpec, Tally | None]] = {}
 
 
 @on_settings_changed
@@ -27,14 +49,15 @@ def _forget() -> None:
     _resolved.clear()
 
 
-def _resolve(name: str) -> tuple[Any, SequenceSpec, tuple[str, str] | None]:
+def _resolve(name: str) -> tuple[Any, SequenceSpec, Tally | None]:
     entry = _resolved.get(name)
     if entry is None:
         store = get_store()
-        labels = None
+        tally = None
         if conf.METRICS:
             labels = (name if name in conf.SEQUENCES else "undeclared", store.name)
-        entry = (store, get_spec(name), labels)
+            tally = _tallies.setdefault(labels, Tally(labels))
+        entry = (store, get_spec(name), tally)
         if len(_resolved) > 4096:  # names made up at run time
             _resolved.clear()
         _resolved[name] = entry
@@ -48,27 +71,27 @@ def next_values(name: str, count: int, *, using: str | None = None) -> range:
     """
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise InvalidSequence(f"count is {count!r}: expected an integer >= 1.")
-    store, spec, labels = _resolve(name)
+    store, spec, tally = _resolve(name)
     try:
         values = store.next_values(spec, count, using)
     except SequenceUnavailable:
         _unreachable(store, name)
         raise
-    if labels is not None:
-        metrics.count("sequence_values_issued", *labels, by=count)
+    if tally is not None:
+        tally.issued += count
     return values
 
 
 def next_value(name: str, *, using: str | None = None) -> int:
     """The next value of sequence ``name``."""
-    store, spec, labels = _resolve(name)
+    store, spec, tally = _resolve(name)
     try:
         values = store.next_values(spec, 1, using)
     except SequenceUnavailable:
         _unreachable(store, name)
         raise
-    if labels is not None:
-        metrics.count("sequence_values_issued", *labels)
+    if tally is not None:
+        tally.issued += 1
     return values.start
 
 
