@@ -1,11 +1,16 @@
 """What an operator counts: plain integers, kept here and read at scrape time.
 
-Nothing here imports ``prometheus_client``: the issuers, the lease holder and the stores
-count into this module whatever the settings say (a dictionary update under a lock, on
-paths that already wait for a store, a clock or a lock); :mod:`.collector` turns the
-counts into Prometheus metrics when ``SNOWID_METRICS`` is on. Snowflake ids are not
-counted at all on their fast path: each generator knows how many it handed out
-(:meth:`~django_snowid.core.generator.SnowflakeGenerator.issued`), read here at scrape time.
+Nothing here imports ``prometheus_client``; :mod:`.collector` turns the counts into
+Prometheus metrics when ``SNOWID_METRICS`` is on. Two kinds of counts:
+
+- events off the hot path (refusals, waits, recoveries, leases taken and lost, renewal
+  latencies): :func:`count` and :func:`observe`, a dictionary update under a lock, on
+  paths that already wait for a store, a clock or a lock; counted whatever the settings;
+- values issued: each issuer counts its own in a plain int (order numbers and sequence
+  values only with ``SNOWID_METRICS`` on, read once when the issuer is made), and a
+  Snowflake generator counts nothing on its fast path: it knows how many ids it handed
+  out from what is left of its tick (:meth:`~django_snowid.core.generator.
+  SnowflakeGenerator.issued`). Both are read at scrape time (:func:`register`).
 
 Labels stay low-cardinality: a layout, a stream, a store, a declared sequence name, a
 cause; never an id or a number.
