@@ -38,6 +38,14 @@ from tests.testapp.models import ShopOrder, TinyOrder
 CLASSIC = PRESETS["classic"]
 
 
+@pytest.fixture(autouse=True)
+def _log_every_refusal():
+    """Each test sees its refusals' lines (one of a kind is logged every 10 s)."""
+    metrics._logged.clear()
+    yield
+    metrics._logged.clear()
+
+
 def sample(name: str, **labels: str) -> float:
     """The value of one sample as a scrape would read it now (0 when absent)."""
     registry = CollectorRegistry()
@@ -93,7 +101,8 @@ def test_clock_waits_and_refusals_are_counted_and_logged(clock, caplog):
         ("django_snowid.ids.issuer", "WARNING"),
         ("django_snowid.ids.issuer", "ERROR"),
     ]
-    assert "Clock behind" in caplog.records[0].getMessage()
+    assert caplog.records[0].getMessage().startswith("Clock behind: layout 'default' waits")
+    assert caplog.records[1].getMessage().startswith("Refused: layout 'default': the host")
 
 
 def test_a_full_tick_is_counted_as_a_wait(clock):
@@ -526,3 +535,21 @@ def test_a_lease_store_outage_is_one_line_not_one_a_heartbeat(throwaway_redis, c
         assert sum(m.startswith("Lease lost") for m in messages) == 1, messages
         throwaway_redis.start()
         id_issuer.reset()
+
+
+def test_refusals_of_a_kind_are_logged_once_every_ten_seconds(monkeypatch, caplog):
+    now = [1000.0]
+    monkeypatch.setattr(metrics, "_now", lambda: now[0])
+    logger = logging.getLogger("django_snowid.orders.issuer")
+    before = sample("snowid_refusals_total", part="orders", cause="store_unreachable")
+    for _ in range(500):  # an outage under load
+        metrics.refused(logger, "orders", "store_unreachable", "Redis is down.")
+    metrics.refused(logger, "orders", "clock_behind", "another kind")
+    now[0] += 10
+    metrics.refused(logger, "orders", "store_unreachable", "Redis is down.")
+    assert sample("snowid_refusals_total", part="orders", cause="store_unreachable") == before + 501
+    assert [r.getMessage() for r in caplog.records] == [
+        "Refused: Redis is down.",
+        "Refused: another kind",
+        "Refused: Redis is down. (499 more refused since the previous line)",
+    ]

@@ -94,16 +94,20 @@ def _reporter(layout: str) -> Report:
                 behind_ms,
             )
         elif event == "clock_refused":
-            metrics.count("refusals", "ids", "clock_behind")
-            logger.error(
-                "Clock behind: layout %r refused an id, the host clock is %.1f ms behind the "
-                "last tick issued (more than SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS). Check NTP.",
-                layout,
-                behind_ms,
+            metrics.refused(
+                logger,
+                "ids",
+                "clock_behind",
+                f"layout {layout!r}: the host clock is {behind_ms:.1f} ms behind the last "
+                "tick issued (more than SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS). Check NTP.",
             )
         elif event == "time_bits_refused":
-            metrics.count("refusals", "ids", "time_bits")
-            logger.error("Layout %r refused an id: the clock is outside its time bits.", layout)
+            metrics.refused(
+                logger,
+                "ids",
+                "time_bits",
+                f"layout {layout!r}: the clock is outside its time bits.",
+            )
 
     return report
 

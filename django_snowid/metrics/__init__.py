@@ -19,8 +19,10 @@ cause; never an id or a number.
 from __future__ import annotations
 
 import bisect
+import logging
 import os
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 
@@ -32,6 +34,7 @@ __all__ = [
     "counts",
     "latency",
     "observe",
+    "refused",
     "register",
     "reset",
     "totals",
@@ -61,6 +64,28 @@ def count(name: str, *labels: str, by: int = 1) -> None:
     """Add ``by`` to counter ``name`` (a key of :data:`COUNTERS`) with these label values."""
     with _lock:
         _counts[(name, labels)] += by
+
+
+#: A refusal of a kind (part, cause) is logged at most once in this many seconds; the
+#: next line says how many were not. An outage refuses every call: one line, not thousands.
+REFUSAL_LOG_EVERY_S = 10.0
+_now = time.monotonic  # tests move it
+_logged: dict[tuple[str, str], tuple[float, int]] = {}
+
+
+def refused(logger: logging.Logger, part: str, cause: str, message: str) -> None:
+    """Count a refusal of ``part`` for ``cause`` and log it (an ERROR ``Refused: ...``
+    line, at most one of a kind every :data:`REFUSAL_LOG_EVERY_S` seconds)."""
+    count("refusals", part, cause)
+    now = _now()
+    with _lock:
+        last, unlogged = _logged.get((part, cause), (-REFUSAL_LOG_EVERY_S, 0))
+        if now - last < REFUSAL_LOG_EVERY_S:
+            _logged[(part, cause)] = (last, unlogged + 1)
+            return
+        _logged[(part, cause)] = (now, 0)
+    more = f" ({unlogged} more refused since the previous line)" if unlogged else ""
+    logger.error("Refused: %s%s", message, more)
 
 
 def counts() -> dict[tuple[str, tuple[str, ...]], int]:
@@ -145,6 +170,7 @@ def reset() -> None:
     with _lock:
         _counts.clear()
         _latency.clear()
+        _logged.clear()
 
 
 def _after_fork_in_child() -> None:

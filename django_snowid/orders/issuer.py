@@ -99,11 +99,12 @@ class StreamIssuer:
         return self._issued, peak / self._cap
 
     def _unreachable(self) -> None:
-        metrics.count("refusals", "orders", "store_unreachable")
-        logger.error(
-            "Refused: the order-number store %r is unreachable; stream %r issued nothing.",
-            self._store_name,
-            self.stream,
+        metrics.refused(
+            logger,
+            "orders",
+            "store_unreachable",
+            f"the order-number store {self._store_name!r} is unreachable; stream "
+            f"{self.stream!r} issued nothing.",
         )
 
     def _args(self, count: int) -> ReserveArgs:
@@ -192,8 +193,7 @@ class StreamIssuer:
         return numbers
 
     def _refuse(self, cause: str, error: OrderNumberError) -> OrderNumberError:
-        metrics.count("refusals", "orders", cause)
-        logger.error("Refused: %s", error)
+        metrics.refused(logger, "orders", cause, str(error))
         return error
 
     def recover(self, *, force: bool = False) -> None:

@@ -96,9 +96,9 @@ def next_value(name: str, *, using: str | None = None) -> int:
 
 
 def _unreachable(store: Any, name: str) -> None:
-    metrics.count("refusals", "sequences", "store_unreachable")
-    logger.error(
-        "Refused: the sequence store %r is unreachable; sequence %r issued nothing.",
-        store.name,
-        name,
+    metrics.refused(
+        logger,
+        "sequences",
+        "store_unreachable",
+        f"the sequence store {store.name!r} is unreachable; sequence {name!r} issued nothing.",
     )

@@ -252,8 +252,7 @@ class LeaseHolder:
             f"The lease on worker id {self.worker} of pool {self.pool.name!r} {cause}. "
             "No id is issued under it; the next call takes a new lease."
         )
-        metrics.count("refusals", "ids", "lease_lost")
-        logger.error("Refused: %s", message)
+        metrics.refused(logger, "ids", "lease_lost", message)
         raise WorkerLeaseLost(message)
 
     def _report_lost(self) -> None:
@@ -450,14 +449,13 @@ def lease_generator(
         if gap_ms > 0:
             limit = float(conf.WORKER_RESUME_MAX_WAIT_MS)
             if gap_ms > limit:
-                metrics.count("refusals", "ids", "clock_behind")
-                logger.error(
-                    "Refused: worker id %d of pool %r was used up to %s, %.0f ms ahead of "
-                    "this host's clock (more than SNOWID_WORKER_RESUME_MAX_WAIT_MS). Check NTP.",
-                    lease.worker,
-                    pool.name,
-                    layout.time_of_tick(bound).isoformat(),
-                    gap_ms,
+                metrics.refused(
+                    logger,
+                    "ids",
+                    "clock_behind",
+                    f"worker id {lease.worker} of pool {pool.name!r} was used up to "
+                    f"{layout.time_of_tick(bound).isoformat()}, {gap_ms:.0f} ms ahead of this "
+                    "host's clock (more than SNOWID_WORKER_RESUME_MAX_WAIT_MS). Check NTP.",
                 )
                 raise WorkerIdError(
                     f"Worker id {lease.worker} of pool {pool.name!r} may have been used up to "
@@ -499,8 +497,7 @@ def lease_generator(
 
 
 def _unreachable(message: str) -> None:
-    metrics.count("refusals", "ids", "store_unreachable")
-    logger.error("Refused: %s", message)
+    metrics.refused(logger, "ids", "store_unreachable", message)
 
 
 def _now_ms() -> int:
