@@ -128,6 +128,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/bench_drf.py
 	$(BIN)/python benchmarks/bench_audit.py
 	$(BIN)/python benchmarks/bench_database_ids.py
+	$(BIN)/python benchmarks/bench_metrics.py
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .

@@ -1,12 +1,16 @@
 from __future__ import annotations
 
+import importlib.util
+
 from django.apps import AppConfig
 from django.db.models.signals import post_migrate, pre_migrate
 
 from . import checks
+from .conf import conf
 from .ids import checks as ids_checks
 from .ids.database import checks as database_ids_checks
 from .ids.database import install as database_ids_install
+from .metrics import checks as metrics_checks
 from .orders import checks as orders_checks
 from .workers import checks as workers_checks
 
@@ -18,7 +22,14 @@ class SnowidConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        for feature in (ids_checks, database_ids_checks, workers_checks, orders_checks, checks):
+        for feature in (
+            ids_checks,
+            database_ids_checks,
+            workers_checks,
+            orders_checks,
+            metrics_checks,
+            checks,
+        ):
             checks.register(feature.CHECKS)
         # Database ids: our SQL functions exist before any app's migration can create a
         # column default that calls one (trap 33), on every database and the test runner's.
@@ -28,3 +39,7 @@ class SnowidConfig(AppConfig):
         post_migrate.connect(
             database_ids_install.post_migrate, sender=self, dispatch_uid="snowid-database-ids-post"
         )
+        if conf.METRICS is True and importlib.util.find_spec("prometheus_client") is not None:
+            from .metrics.collector import install  # imports prometheus_client: only then
+
+            install()

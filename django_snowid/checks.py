@@ -132,6 +132,15 @@ CHECK_IDS: dict[str, str] = {
     "or a format other than a width.",
     "django_snowid.E312": "A ``SequenceTextField`` template, with its value at its padded width, "
     "is longer than ``max_length``.",
+    # ------------------------------------------------------------ operations
+    "django_snowid.E700": "``SNOWID_METRICS`` is True but prometheus_client is not installed "
+    "(``django-snowid[metrics]``).",
+    "django_snowid.E701": "``SNOWID_METRICS`` is not True or False.",
+    "django_snowid.E702": "``SNOWID_HEALTH_TIME_BITS_HORIZON`` is not a ``timedelta`` of zero or "
+    "more.",
+    "django_snowid.W700": "A layout's time bits run out within "
+    "``SNOWID_HEALTH_TIME_BITS_HORIZON``: plan the move to a later epoch or more time bits.",
+    # ------------------------------------------------------- named sequences
     "django_snowid.W800": "django-sequences' table holds sequences above the values of ours: run "
     "``manage.py snowid_sequences --import-django-sequences`` before drawing them "
     "(a database check: ``migrate``, ``check --database``).",

@@ -14,7 +14,7 @@ import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Generic, Literal, TypeVar, overload
 
 from django.conf import settings
@@ -253,6 +253,12 @@ class SnowidSettings:
 
     # ------------------------------------------------ database ids (issue 29)
     DATABASE_NODES: Setting[int] = Setting(4, "top node values databases issue ids from")
+
+    # ------------------------------------------- operations: health and metrics
+    METRICS: Setting[bool] = Setting(False, "expose Prometheus metrics (prometheus_client)")
+    HEALTH_TIME_BITS_HORIZON: Setting[timedelta] = Setting(
+        timedelta(days=5 * 365), "health fails when a layout's time bits end sooner"
+    )
 
     def order_format_default(self, name: str) -> Any:
         """``packing``, ``sequence_bits``, ... : the default of one format option."""

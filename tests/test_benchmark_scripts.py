@@ -115,3 +115,19 @@ def test_database_ids_are_compared_with_identity_and_the_floor():
     assert done.returncode == 0, done.stderr[-3000:]
     rows = re.findall(r"^  (snowid default|identity|floor)\s+([\d.]+)\s", done.stdout, re.M)
     assert len(rows) == 6 and all(float(seconds) > 0 for _, seconds in rows), done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.redis
+def test_metrics_on_and_off_are_compared():
+    done = subprocess.run(
+        [sys.executable, "benchmarks/bench_metrics.py", "--calls", "200", "--repeat", "1"],
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "benchmarks.settings"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    ratios = re.findall(r"ratio ([\d.]+) ", done.stdout)
+    assert len(ratios) == 3 and all(float(r) > 0 for r in ratios), done.stdout

@@ -90,7 +90,17 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("core", "core.*", "exceptions"),  # pure: neither Django nor Redis
     ("conf", "layouts"),
-    ("db", "db.*", "redis", "redis.*", "inventory", "models", "sequences.models", "checks"),
+    (
+        "db",
+        "db.*",
+        "redis",
+        "redis.*",
+        "inventory",
+        "models",
+        "sequences.models",
+        "checks",
+        "metrics",
+    ),
     # What a feature builds on: where its state lives, its options, its parts.
     (
         "*.stores",
@@ -134,6 +144,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # What Django loads: checks, the admin, commands, app configs, the packages' faces.
     (
         "*.checks",
+        "metrics.collector",
+        "health",
+        "health.*",
         "admin",
         "admin.*",
         "management",

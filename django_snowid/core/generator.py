@@ -36,10 +36,14 @@ from typing import Final
 from ..exceptions import ClockMovedBackwards, GeneratorForked, TimeBitsExhausted
 from .layout import Layout
 
-__all__ = ["Clock", "SnowflakeGenerator"]
+__all__ = ["Clock", "Report", "SnowflakeGenerator"]
 
 #: Returns nanoseconds since the Unix epoch, like :func:`time.time_ns`.
 Clock = Callable[[], int]
+#: Told of each wait and refusal, off the fast path: ``report(event, behind_ms)`` with
+#: ``event`` one of ``"clock_wait"``, ``"clock_refused"``, ``"tick_full_wait"``,
+#: ``"time_bits_refused"`` (``behind_ms``: how far the clock is behind, else 0).
+Report = Callable[[str, float], None]
 
 _EMPTY: Final[Iterator[int]] = iter(())
 # Waits shorter than this are spun (sleep(0) yields the GIL); longer ones sleep, minus
@@ -74,6 +78,8 @@ class SnowflakeGenerator:
     ``last_tick``: ticks up to this one were used by a previous holder of the worker id.
     ``guard`` is called before each new tick is entered (about once a millisecond); it
     raises to stop the generator, e.g. when the worker-id lease is no longer held.
+    ``report`` is told of waits and refusals (:data:`Report`); :meth:`issued` counts the
+    ids handed out, read off the tick iterators, so the fast path counts nothing.
     ``random_bits(k)`` returns an integer of ``k`` random bits, each tick's offset
     (:func:`random.getrandbits`, reseeded in a forked child; injectable for tests).
     """
@@ -89,6 +95,7 @@ class SnowflakeGenerator:
         last_tick: int = -1,
         guard: Callable[[], None] | None = None,
         random_bits: Callable[[int], int] = random.getrandbits,
+        report: Report | None = None,
     ) -> None:
         self.layout = layout
         self.node = layout.node_value(worker)
@@ -108,6 +115,11 @@ class SnowflakeGenerator:
         self._lock = threading.Lock()
         self._pid = os.getpid()
         self._guard = guard
+        self._report = report
+        # (ids handed out from the ticks before the current one, how many the current
+        # tick's iterator held when it was made, that iterator): issued() = the first +
+        # what the iterator lost since. One tuple, replaced whole: read without the lock.
+        self._counted: tuple[int, int, Iterator[int]] = (0, 0, _EMPTY)
         # The last tick ids were taken from; ``last_tick`` lets a caller resume after a
         # restart without reissuing ticks a previous holder of this worker id used.
         self.last_tick = last_tick
@@ -143,6 +155,12 @@ class SnowflakeGenerator:
                 ids.extend(islice(self._ids, count - len(ids)))
         return ids
 
+    def issued(self) -> int:
+        """How many ids this generator handed out (read by metrics at scrape time; takes
+        no lock, so the generator's ``guard`` may call it)."""
+        before, size, ids = self._counted
+        return before + size - length_hint(ids)
+
     def last_tick_entered(self) -> int:
         """The last tick this generator entered, once no thread is entering one (a thread
         whose ``guard`` passed has recorded its tick). Not to be called from ``guard``."""
@@ -177,6 +195,8 @@ class SnowflakeGenerator:
             if self._tick_start_ns <= now < self._tick_end_ns:
                 if length_hint(self._ids) > 0:
                     return
+                if self._report is not None:
+                    self._report("tick_full_wait", 0.0)
                 self._wait_until(self._tick_end_ns)  # sequence used up: next tick
                 continue
             tick = (now - self._epoch_ns) // self._unit_ns
@@ -188,15 +208,21 @@ class SnowflakeGenerator:
             last_start_ns = self._epoch_ns + self.last_tick * self._unit_ns
             behind_ns = last_start_ns - now
             if behind_ns > self._tolerance_ns:
+                if self._report is not None:
+                    self._report("clock_refused", behind_ns / 1_000_000)
                 raise ClockMovedBackwards(
                     behind_ms=behind_ns / 1_000_000,
                     tolerance_ms=self.backwards_tolerance_ms,
                 )
+            if self._report is not None:
+                self._report("clock_wait", max(behind_ns, 0) / 1_000_000)
             self._wait_until(last_start_ns + self._unit_ns)
 
     def _start_tick(self, tick: int) -> None:
         if self._guard is not None:
             self._guard()
+        if (tick > self.layout.max_tick or tick < 0) and self._report is not None:
+            self._report("time_bits_refused", 0.0)
         if tick > self.layout.max_tick:
             raise TimeBitsExhausted(
                 f"The time bits of layout {self.layout.name!r} ran out at "
@@ -218,7 +244,9 @@ class SnowflakeGenerator:
         start_ns = self._epoch_ns + tick * self._unit_ns
         # Publish the iterator before the bounds: a thread of the fast path that reads
         # the old bounds with the new iterator still gets a fresh, unique id.
-        self._ids = iter(range(first, end, self._step))
+        ids = iter(tick_ids := range(first, end, self._step))
+        self._counted = (self.issued(), len(tick_ids), ids)
+        self._ids = ids
         self._tick_start_ns = start_ns
         self._tick_end_ns = start_ns + self._unit_ns
         self.last_tick = tick
@@ -231,6 +259,7 @@ class SnowflakeGenerator:
             self._sleep((remaining - _SPIN_NS) / 1e9 if remaining > 2 * _SPIN_NS else 0)
 
     def _drop_buffer(self) -> None:
+        self._counted = (self.issued(), 0, _EMPTY)
         self._ids = _EMPTY
         self._tick_end_ns = 0
         self._tick_start_ns = 0

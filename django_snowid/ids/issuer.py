@@ -10,14 +10,16 @@ refuses to reuse a fixed worker id of its parent (:class:`StaticWorkerIdAfterFor
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
+from collections.abc import Iterator
 
 from django.db.models import Field
 
-from .. import inventory
+from .. import inventory, metrics
 from ..conf import conf, on_settings_changed
-from ..core.generator import SnowflakeGenerator
+from ..core.generator import Report, SnowflakeGenerator
 from ..core.layout import DecodedId, Layout
 from ..exceptions import StaticWorkerIdAfterFork
 from ..layouts import DEFAULT, get_layout
@@ -26,8 +28,12 @@ from ..workers.sources import LEASE_SOURCES, resolve_worker_id, worker_node
 
 __all__ = ["decode", "get_generator", "next_id", "next_ids", "reset"]
 
+logger = logging.getLogger(__name__)
+
 _lock = threading.Lock()
 _generators: dict[str, SnowflakeGenerator] = {}
+# The worker-id source each generator was made with: the ``store`` label of its ids.
+_sources: dict[str, str] = {}
 # Node values this process's generators used, and those its parent had used when it
 # forked us: a child must not take any of the latter.
 _claimed_nodes: set[tuple[str, int]] = set()
@@ -72,11 +78,55 @@ def decode(value: int | str, *, layout: str | Layout | None = None) -> DecodedId
     return get_layout(layout).decode(value)
 
 
+def _reporter(layout: str) -> Report:
+    """What a generator of ``layout`` tells of its waits and refusals: counted, and
+    logged when an operator should hear of it (a full tick is counted only)."""
+
+    def report(event: str, behind_ms: float) -> None:
+        if event == "tick_full_wait":
+            metrics.count("waits", "ids", "second_full")
+        elif event == "clock_wait":
+            metrics.count("waits", "ids", "clock_behind")
+            logger.warning(
+                "Clock behind: layout %r waits %.1f ms for the host clock to pass the last "
+                "tick issued (a step back of the clock, or a previous holder's horizon).",
+                layout,
+                behind_ms,
+            )
+        elif event == "clock_refused":
+            metrics.refused(
+                logger,
+                "ids",
+                "clock_behind",
+                f"layout {layout!r}: the host clock is {behind_ms:.1f} ms behind the last "
+                "tick issued (more than SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS). Check NTP.",
+            )
+        elif event == "time_bits_refused":
+            metrics.refused(
+                logger,
+                "ids",
+                "time_bits",
+                f"layout {layout!r}: the clock is outside its time bits.",
+            )
+
+    return report
+
+
+def _issued() -> Iterator[tuple[str, tuple[str, ...], int]]:
+    """The ids this process's live generators issued, by layout and source (metrics)."""
+    for key, generator in list(_generators.items()):
+        yield "ids_issued", (key, _sources.get(key, "")), generator.issued()
+
+
+metrics.register(live=_issued)
+
+
 def _create_generator(key: str) -> SnowflakeGenerator:
     layout = get_layout(key)
     worker = resolve_worker_id()
     source = conf.WORKER_ID_SOURCE
     tolerance = float(conf.CLOCK_BACKWARDS_TOLERANCE_MS)
+    _sources[key] = source
     if source in LEASE_SOURCES:
         return lease_generator(
             layout,
@@ -85,6 +135,7 @@ def _create_generator(key: str) -> SnowflakeGenerator:
             fields=_fields_of(key),
             on_lost=lambda: _drop(key),
             backwards_tolerance_ms=tolerance,
+            report=_reporter(key),
         )
     node = worker_node(layout, worker)
     if _forked_from is not None and (
@@ -102,7 +153,9 @@ def _create_generator(key: str) -> SnowflakeGenerator:
             "e.g. in gunicorn's post_fork hook); see "
             "https://django-snowid.readthedocs.io/en/latest/workers.html"
         )
-    generator = SnowflakeGenerator(layout, node, backwards_tolerance_ms=tolerance)
+    generator = SnowflakeGenerator(
+        layout, node, backwards_tolerance_ms=tolerance, report=_reporter(key)
+    )
     _claimed_nodes.add((key, node))
     return generator
 
@@ -125,7 +178,13 @@ def _env_inherited(source: str) -> bool:
 
 def _drop(key: str) -> None:
     """Forget a generator whose lease was lost: the next call takes a new lease."""
-    _generators.pop(key, None)
+    _retire(key, _generators.pop(key, None))
+
+
+def _retire(key: str, generator: SnowflakeGenerator | None) -> None:
+    """Keep the count of a generator that is forgotten: the counter never goes back."""
+    if generator is not None:
+        metrics.count("ids_issued", key, _sources.get(key, ""), by=generator.issued())
 
 
 def reset() -> None:
@@ -135,9 +194,10 @@ def reset() -> None:
     setting changes (``conf.on_settings_changed``).
     """
     with _lock:
-        generators = list(_generators.values())
+        generators = list(_generators.items())
         _generators.clear()
-    for generator in generators:
+    for key, generator in generators:
+        _retire(key, generator)
         lease = lease_of(generator)
         if lease is not None:
             lease.release()

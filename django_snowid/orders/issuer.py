@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from .. import inventory
+from .. import inventory, metrics
 from ..conf import conf, on_settings_changed
 from ..core.order_format import OrderNumberFormat
 from ..core.order_stream import ClockBehind, Reserved, Resuming, SecondFull
-from ..exceptions import OrderClockBehind, OrderNumberError, OrderSecondFull
+from ..exceptions import (
+    OrderClockBehind,
+    OrderNumberError,
+    OrderNumberUnavailable,
+    OrderSecondFull,
+)
 from .recovery import recover_stream
 from .stores import MISSING, ReserveArgs, get_store
 
@@ -22,6 +28,8 @@ DST_EXTRA_LEAD_S = 3600  # the repeated hour of a fall-back
 # A store flushed again and again (right between a recovery and the reservation after it)
 # gets this many recoveries in one call before the caller is told.
 MAX_RECOVERIES = 5
+
+logger = logging.getLogger(__name__)
 
 
 def fields_of_stream(stream: str) -> list[Any]:
@@ -51,17 +59,53 @@ class StreamIssuer:
         self._max_wait_s = conf.ORDER_MAX_WAIT_MS / 1000
         # The arguments of a one-number reservation, when they never change.
         self._one = None if self._random_start or not self._utc else self._args(1)
+        # SNOWID_METRICS: count the numbers issued, and the fullest second (its largest
+        # sequence) since metrics last read it.
+        self._metrics = bool(conf.METRICS)
+        #: Waits for the next second (tests give the store's clock and this together).
+        self.sleep = time.sleep
+        self._store_name = self._store.name
+        self._issued = 0
+        self._peak = 0
 
     def next_number(self, user: int = 0) -> int:
         """The next number of the stream, for a user of id ``user`` (its shard, the low bits
         or digits of ``user``, ends the number; a shard value is its own shard)."""
         # The common case in one reservation and no list; anything else (a full second,
         # recovery, errors) goes through next_numbers(), which nothing was issued for yet.
-        outcome = self._store.reserve(self.stream, self._one or self._args(1))
+        try:
+            outcome = self._store.reserve(self.stream, self._one or self._args(1))
+        except OrderNumberUnavailable:
+            self._unreachable()
+            raise
         if type(outcome) is Reserved:
+            if self._metrics:
+                self._count(outcome.first_sequence, 1)
             shard = user % self._shards  # the format's shard_of_user(), without the call
             return self._compose(outcome.local_second, outcome.first_sequence, shard)
         return self.next_numbers([user])[0]
+
+    def _count(self, first_sequence: int, count: int) -> None:
+        # Plain ints, no lock: a lost update under a race costs one count, never a number.
+        self._issued += count
+        last = first_sequence + count - 1
+        if last > self._peak:
+            self._peak = last
+
+    def read_metrics(self) -> tuple[int, float]:
+        """Numbers issued so far, and the largest fraction of a second's cap used since
+        the last read (which starts the next period)."""
+        peak, self._peak = self._peak, 0
+        return self._issued, peak / self._cap
+
+    def _unreachable(self) -> None:
+        metrics.refused(
+            logger,
+            "orders",
+            "store_unreachable",
+            f"the order-number store {self._store_name!r} is unreachable; stream "
+            f"{self.stream!r} issued nothing.",
+        )
 
     def _args(self, count: int) -> ReserveArgs:
         return ReserveArgs(
@@ -88,8 +132,14 @@ class StreamIssuer:
         recovered = 0
         while len(numbers) < len(shards):
             wanted = len(shards) - len(numbers)
-            outcome = self._store.reserve(self.stream, self._args(wanted))
+            try:
+                outcome = self._store.reserve(self.stream, self._args(wanted))
+            except OrderNumberUnavailable:
+                self._unreachable()
+                raise
             if isinstance(outcome, Reserved):
+                if self._metrics:
+                    self._count(outcome.first_sequence, outcome.count)
                 start = len(numbers)
                 # The block's first number; each next one is one sequence step further.
                 first = self._compose(outcome.local_second, outcome.first_sequence, 0)
@@ -97,43 +147,77 @@ class StreamIssuer:
                 numbers.extend(first + i * step + shards[start + i] for i in range(outcome.count))
             elif isinstance(outcome, SecondFull):
                 if self._raise_when_full:
-                    raise OrderSecondFull(self._full_message())
+                    raise self._refuse("second_full", OrderSecondFull(self._full_message()))
                 now = time.monotonic()
                 if deadline is None:
                     deadline = now + self._max_wait_s
                 if now + outcome.wait_ms / 1000 > deadline:
-                    raise OrderSecondFull(self._full_message(waited=True))
-                time.sleep(outcome.wait_ms / 1000)
+                    raise self._refuse(
+                        "second_full", OrderSecondFull(self._full_message(waited=True))
+                    )
+                metrics.count("waits", "orders", "second_full")
+                self.sleep(outcome.wait_ms / 1000)
             elif isinstance(outcome, Resuming):
                 # Recovered a moment ago: at most a second, whatever SNOWID_ORDER_WHEN_FULL.
-                time.sleep(outcome.wait_ms / 1000)
+                metrics.count("waits", "orders", "recovery")
+                self.sleep(outcome.wait_ms / 1000)
             elif isinstance(outcome, ClockBehind):
-                raise OrderClockBehind(
-                    f"The clock of the order-number store is {outcome.seconds} s behind the last "
-                    f"number of stream {self.stream!r}, more than the {self._max_lead} s allowed "
-                    "(SNOWID_ORDER_MAX_BACKWARDS_S); nothing was issued."
+                raise self._refuse(
+                    "clock_behind",
+                    OrderClockBehind(
+                        f"The clock of the order-number store is {outcome.seconds} s behind the "
+                        f"last number of stream {self.stream!r}, more than the {self._max_lead} s "
+                        "allowed (SNOWID_ORDER_MAX_BACKWARDS_S); nothing was issued."
+                    ),
                 )
             elif outcome is MISSING and recovered < MAX_RECOVERIES:
                 # Redis restarted, was flushed or failed over (or the stream is new):
                 # rebuild the state from the database before issuing anything.
+                logger.warning(
+                    "Store loss detected: the order-number store %r holds no verified state "
+                    "of stream %r (restarted, flushed or failed over); recovering it from the "
+                    "database.",
+                    self._store_name,
+                    self.stream,
+                )
                 self.recover()
                 recovered += 1
             else:
-                raise OrderNumberError(
-                    f"The store lost the state of stream {self.stream!r} again right after "
-                    f"it was recovered, {recovered} times; nothing was issued."
+                raise self._refuse(
+                    "recovery",
+                    OrderNumberError(
+                        f"The store lost the state of stream {self.stream!r} again right after "
+                        f"it was recovered, {recovered} times; nothing was issued."
+                    ),
                 )
         return numbers
+
+    def _refuse(self, cause: str, error: OrderNumberError) -> OrderNumberError:
+        metrics.refused(logger, "orders", cause, str(error))
+        return error
 
     def recover(self, *, force: bool = False) -> None:
         """Recover the stream from the database; ``force``: after a number met a conflict
         there (the store issued it again), resume past the store's clock in any case."""
-        recover_stream(
+        before, after = recover_stream(
             self.stream,
             self.format,
             fields_of_stream(self.stream),
             force=force,
             first_sequence=self._args(1).first_sequence,
+        )
+        if before == after:
+            return  # the store's state was verified: nothing to recover
+        # A state the store lost (or never had: a new stream) is rebuilt; one it holds but
+        # that another server wrote (a failover) or that met a conflict is re-synced.
+        kind = "recoveries" if before is None else "failover_resyncs"
+        metrics.count(kind, "orders", self._store_name)
+        logger.info(
+            "Recovery done: stream %r of the order-number store %r resumes at %s (it held %s).",
+            self.stream,
+            self._store_name,
+            after,
+            "nothing" if before is None else before,
         )
 
     def _stem(self, local_second: int) -> int:
@@ -159,7 +243,29 @@ class StreamIssuer:
 
 _lock = threading.Lock()
 _issuers: dict[tuple[str, OrderNumberFormat], StreamIssuer] = {}
-on_settings_changed(_issuers.clear)
+
+
+@on_settings_changed
+def _forget_issuers() -> None:
+    # Their counts stay in the counters: a counter never goes back.
+    for issuer in list(_issuers.values()):
+        issued, _ = issuer.read_metrics()
+        if issued:
+            metrics.count("order_numbers_issued", issuer.stream, issuer._store_name, by=issued)
+    _issuers.clear()
+
+
+def _issued() -> Iterator[tuple[str, tuple[str, ...], int]]:
+    for issuer in list(_issuers.values()):
+        yield "order_numbers_issued", (issuer.stream, issuer._store_name), issuer._issued
+
+
+def _fill() -> Iterator[tuple[str, float]]:
+    for issuer in list(_issuers.values()):
+        yield issuer.stream, issuer.read_metrics()[1]
+
+
+metrics.register(live=_issued, fill=_fill)
 
 
 def get_issuer(stream: str, fmt: OrderNumberFormat) -> StreamIssuer:

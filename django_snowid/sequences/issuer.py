@@ -4,19 +4,47 @@ its options for all four."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from ..conf import on_settings_changed
-from ..exceptions import InvalidSequence
+from .. import metrics
+from ..conf import conf, on_settings_changed
+from ..exceptions import InvalidSequence, SequenceUnavailable
 from .spec import SequenceSpec, get_spec
 from .stores import get_store
 
 __all__ = ["Sequence", "delete", "last_value", "next_value", "next_values"]
 
-# name -> (store, spec): a value costs no settings lookup. Emptied when a setting changes.
-_resolved: dict[str, tuple[Any, SequenceSpec]] = {}
+logger = logging.getLogger(__name__)
+
+
+class Tally:
+    """Values issued under one pair of metric labels: a plain int, read at scrape time."""
+
+    __slots__ = ("issued", "labels")
+
+    def __init__(self, labels: tuple[str, str]) -> None:
+        self.labels = labels
+        self.issued = 0
+
+
+# One tally per (sequence label, store); kept across settings changes (a counter never
+# goes back), and few: names made up at run time share the label "undeclared".
+_tallies: dict[tuple[str, str], Tally] = {}
+
+
+def _issued() -> Iterator[tuple[str, tuple[str, ...], int]]:
+    for tally in list(_tallies.values()):
+        yield "sequence_values_issued", tally.labels, tally.issued
+
+
+metrics.register(live=_issued)
+
+# name -> (store, spec, tally or None): a value costs no settings lookup. Emptied when a
+# setting changes. No tally: SNOWID_METRICS is off.
+_resolved: dict[str, tuple[Any, SequenceSpec, Tally | None]] = {}
 
 
 @on_settings_changed
@@ -24,10 +52,15 @@ def _forget() -> None:
     _resolved.clear()
 
 
-def _resolve(name: str) -> tuple[Any, SequenceSpec]:
+def _resolve(name: str) -> tuple[Any, SequenceSpec, Tally | None]:
     entry = _resolved.get(name)
     if entry is None:
-        entry = (get_store(), get_spec(name))
+        store = get_store()
+        tally = None
+        if conf.METRICS:
+            labels = (name if name in conf.SEQUENCES else "undeclared", store.name)
+            tally = _tallies.setdefault(labels, Tally(labels))
+        entry = (store, get_spec(name), tally)
         if len(_resolved) > 4096:  # names made up at run time
             _resolved.clear()
         _resolved[name] = entry
@@ -74,10 +107,17 @@ def next_values(
     at once instead of waiting for another transaction that holds the sequence.
     """
     _int(count, "count", 1)
-    store, spec = _resolve(name)
+    store, spec, tally = _resolve(name)
     if initial_value is not None or increment != 1:
         spec = _options(spec, initial_value, None, increment)
-    return store.next_values(spec, count, using, nowait=nowait)
+    try:
+        values = store.next_values(spec, count, using, nowait=nowait)
+    except SequenceUnavailable:
+        _unreachable(store, name)
+        raise
+    if tally is not None:
+        tally.issued += count
+    return values
 
 
 def next_value(
@@ -94,19 +134,36 @@ def next_value(
     ``reset_value`` (database store): values cycle from the first value up to
     ``reset_value - 1``. The other options are those of :func:`next_values`.
     """
-    store, spec = _resolve(name)
+    store, spec, tally = _resolve(name)
     if initial_value is not None or reset_value is not None or increment != 1:
         spec = _options(spec, initial_value, reset_value, increment)
-    if nowait:
-        return store.next_values(spec, 1, using, nowait=True).start
-    return store.next_values(spec, 1, using).start
+    try:
+        if nowait:
+            values = store.next_values(spec, 1, using, nowait=True)
+        else:
+            values = store.next_values(spec, 1, using)
+    except SequenceUnavailable:
+        _unreachable(store, name)
+        raise
+    if tally is not None:
+        tally.issued += 1
+    return values.start
+
+
+def _unreachable(store: Any, name: str) -> None:
+    metrics.refused(
+        logger,
+        "sequences",
+        "store_unreachable",
+        f"the sequence store {store.name!r} is unreachable; sequence {name!r} issued nothing.",
+    )
 
 
 def last_value(name: str, *, using: str | None = None) -> int | None:
     """The last value sequence ``name`` issued (today's, for a daily one), without drawing
     one; ``None`` if it has issued none. Another caller may draw the next one at once: the
     answer is a reading, not a reservation."""
-    store, spec = _resolve(name)
+    store, spec, _ = _resolve(name)
     return store.last_value(spec, using)
 
 
@@ -117,7 +174,7 @@ def delete(name: str, *, using: str | None = None) -> bool:
     The one call that lets a sequence issue its values again: see "Deleting a sequence"
     in the docs for what it does to the mark.
     """
-    store, spec = _resolve(name)
+    store, spec, _ = _resolve(name)
     return store.delete(spec, using)
 
 

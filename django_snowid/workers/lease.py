@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import logging
 import os
 import secrets
 import socket
@@ -40,6 +41,7 @@ from typing import Any
 from django.db import connections
 from django.db.models import Field
 
+from .. import metrics
 from ..conf import conf
 from ..core.generator import Clock, SnowflakeGenerator
 from ..core.layout import Layout
@@ -55,10 +57,12 @@ from .pool import PoolSpec, pool_for
 from .stores import get_lease_store
 from .stores.base import NEVER_EXPIRES, Acquired, LeaseRequest, LeaseStore, StoreSettling
 
-__all__ = ["LeaseHolder", "lease_generator", "lease_of", "release_all"]
+__all__ = ["LeaseHolder", "lease_generator", "lease_of", "lease_problems", "release_all"]
 
 #: How soon a heartbeat that failed tries again (the regular beat: a third of the TTL).
 RETRY_S = 0.5
+
+logger = logging.getLogger(__name__)
 
 
 def database_tick_bound(layout: Layout, fields: Iterable[Field]) -> int:
@@ -102,6 +106,8 @@ class LeaseHolder:
         self.resume_tick = -1
         self.generator: SnowflakeGenerator | None = None
         self._valid_until = 0.0
+        #: When the store last confirmed the lease (monotonic seconds; the health check).
+        self.renewed_at = 0.0
         self._lost = False
         self._released = False
         self._taken_by_another = ""
@@ -117,15 +123,35 @@ class LeaseHolder:
             try:
                 acquired = self._acquire_in(self.pool.size)
                 break
+            except WorkerIdUnavailable as exc:
+                _unreachable(str(exc))
+                raise
             except StoreSettling as settling:
                 # Not a clock problem: the lease store lost its records. Only newcomers
                 # wait; live holders re-assert their leases and keep issuing.
+                metrics.count("waits", "ids", "recovery")
+                logger.warning(
+                    "Lease store %r lost its records (flushed, restarted or failed over): "
+                    "waiting %d ms for live holders of pool %r to re-assert their leases.",
+                    self.store.name,
+                    settling.wait_ms,
+                    self.pool.name,
+                )
                 time.sleep(settling.wait_ms / 1000)
         self.worker = self.node = acquired.worker  # a node value
         self.resume_tick = self._tick_of_ms(acquired.horizon_ms)
         self._recorded = max(self.resume_tick, self._asked)  # what the store records now
         self._valid_until = started + self.ttl_ms / 1000 - self.margin_s
+        self.renewed_at = started
         _held.append(self)
+        metrics.count("leases_acquired", self.store.name)
+        logger.info(
+            "Lease acquired: worker id %d of pool %r in the %r lease store (%s).",
+            self.worker,
+            self.pool.name,
+            self.store.name,
+            self.owner,
+        )
         try:
             self._refuse_another_layout_of_this_name()
         except WorkerLayoutConflict:
@@ -218,6 +244,8 @@ class LeaseHolder:
             self.record_ahead()
 
     def _fence(self) -> None:
+        if not self._lost:
+            self._report_lost()
         self._lost = True
         if self.store.frees_at_once:
             self._release(in_guard=True)  # it never expires by itself: give it back
@@ -227,9 +255,22 @@ class LeaseHolder:
             f"was not renewed within its {self.ttl_ms / 1000:g} s time-to-live (lease "
             f"store {self.store.name!r} unreachable?)"
         )
-        raise WorkerLeaseLost(
+        message = (
             f"The lease on worker id {self.worker} of pool {self.pool.name!r} {cause}. "
             "No id is issued under it; the next call takes a new lease."
+        )
+        metrics.refused(logger, "ids", "lease_lost", message)
+        raise WorkerLeaseLost(message)
+
+    def _report_lost(self) -> None:
+        metrics.count("leases_lost", self.store.name)
+        logger.warning(
+            "Lease lost: worker id %d of pool %r %s.",
+            self.worker,
+            self.pool.name,
+            self._taken_by_another
+            or f"was not renewed within its {self.ttl_ms / 1000:g} s time-to-live (lease "
+            f"store {self.store.name!r})",
         )
 
     def record_ahead(self) -> None:
@@ -240,18 +281,24 @@ class LeaseHolder:
         sent = time.monotonic()
         try:
             renewed = self._renew(self.ttl_ms, horizon)
-        except WorkerIdError:
+        except WorkerIdError as exc:
+            if isinstance(exc, WorkerIdUnavailable):
+                _unreachable(str(exc))
             raise
         except Exception as exc:
-            raise WorkerIdUnavailable(
+            message = (
                 f"The horizon of worker id {self.worker} of pool {self.pool.name!r} could "
                 f"not be recorded in the {self.store.name!r} lease store ({exc}); no id was "
                 "issued past what it records."
-            ) from exc
+            )
+            _unreachable(message)
+            raise WorkerIdUnavailable(message) from exc
+        metrics.observe(self.store.name, time.monotonic() - sent)
         if not renewed:
             self._taken_by_another = self._not_ours()
             self._fence()
         self._valid_until = sent + self.ttl_ms / 1000 - self.margin_s
+        self.renewed_at = sent
         self._recorded = max(self._recorded, horizon)
 
     def _not_ours(self) -> str:
@@ -314,6 +361,7 @@ class LeaseHolder:
 
     def _beat_until_stopped(self) -> None:
         pause = self.interval_s
+        failing = False
         while not self._stop.wait(pause):
             if os.getpid() != self.pid or self._lost:
                 return
@@ -321,18 +369,33 @@ class LeaseHolder:
             horizon = self.tick_horizon()
             try:
                 renewed: bool | None = self._renew(self.ttl_ms, horizon)
-            except Exception:  # unreachable store: keep trying while the lease is trusted
+                metrics.observe(self.store.name, time.monotonic() - sent)
+            except Exception as exc:  # unreachable store: keep trying while it is trusted
                 renewed = None
+                if not failing:  # the first failure after a success: one line
+                    failing = True
+                    logger.warning(
+                        "Lease store %r unreachable: the heartbeat of worker id %d of pool %r "
+                        "failed (%s); trying again every %g s while the lease is trusted.",
+                        self.store.name,
+                        self.worker,
+                        self.pool.name,
+                        exc,
+                        min(self.interval_s, RETRY_S),
+                    )
             # After a failure, try again soon: a failover (a new primary) or a blip must
             # not cost the lease because the next regular beat came too late.
             pause = self.interval_s if renewed else min(self.interval_s, RETRY_S)
             if renewed:
+                failing = False
                 self._valid_until = sent + self.ttl_ms / 1000 - self.margin_s
+                self.renewed_at = sent
                 self._recorded = max(self._recorded, horizon)
             elif renewed is False or time.monotonic() > self._valid_until:
                 # False: the store answered that the lease is no longer ours.
                 if renewed is False:
                     self._taken_by_another = self._not_ours()
+                self._report_lost()
                 self._lost = True
                 return
 
@@ -393,6 +456,14 @@ def lease_generator(
         if gap_ms > 0:
             limit = float(conf.WORKER_RESUME_MAX_WAIT_MS)
             if gap_ms > limit:
+                metrics.refused(
+                    logger,
+                    "ids",
+                    "clock_behind",
+                    f"worker id {lease.worker} of pool {pool.name!r} was used up to "
+                    f"{layout.time_of_tick(bound).isoformat()}, {gap_ms:.0f} ms ahead of this "
+                    "host's clock (more than SNOWID_WORKER_RESUME_MAX_WAIT_MS). Check NTP.",
+                )
                 raise WorkerIdError(
                     f"Worker id {lease.worker} of pool {pool.name!r} may have been used up to "
                     f"{layout.time_of_tick(bound).isoformat()} ({what}), {gap_ms:.0f} ms "
@@ -401,6 +472,14 @@ def lease_generator(
                     "NTP step, a restored VM snapshot, a host whose clock is off): check it "
                     "(NTP). No id was issued."
                 )
+            metrics.count("waits", "ids", "clock_behind")
+            logger.warning(
+                "Clock behind: worker id %d of pool %r waits %.0f ms for this host's clock to "
+                "pass the horizon its previous holder recorded.",
+                lease.worker,
+                pool.name,
+                gap_ms,
+            )
             sleep(gap_ms / 1000)
             # Renewed, and recorded ahead from now: the wait used up part of the
             # time-to-live (the lease was taken with a horizon already).
@@ -424,6 +503,10 @@ def lease_generator(
     return generator
 
 
+def _unreachable(message: str) -> None:
+    metrics.refused(logger, "ids", "store_unreachable", message)
+
+
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -434,6 +517,48 @@ def lease_of(generator: SnowflakeGenerator) -> LeaseHolder | None:
 
 _held: list[LeaseHolder] = []
 _lease_of: weakref.WeakKeyDictionary[SnowflakeGenerator, LeaseHolder] = weakref.WeakKeyDictionary()
+
+
+def lease_problems(now: float | None = None) -> list[tuple[bool, str]]:
+    """What is wrong with this process's worker-id leases, as (fatal, message): a lease
+    lost and not yet replaced by a newer one of its pool, a lease past the time it can be
+    trusted, or a renewal overdue (``now``: ``time.monotonic()``; tests pass their own)."""
+    now = time.monotonic() if now is None else now
+    problems: list[tuple[bool, str]] = []
+    held = list(_held)
+    for lease in held:
+        where = f"worker id {lease.worker} of pool {lease.pool.name!r} ({lease.store.name!r} store)"
+        if lease._lost or lease._released:
+            if not any(o is not lease and o.pool.name == lease.pool.name for o in held):
+                cause = lease._taken_by_another or "was not renewed within its time-to-live"
+                problems.append(
+                    (
+                        True,
+                        f"The lease on {where} {cause}; this process issues no id of that "
+                        "pool until it takes a new lease (its next id tries). If it recurs, "
+                        "the lease store is unreachable or slower than "
+                        "SNOWID_WORKER_LEASE_TTL_S allows: check it and the network.",
+                    )
+                )
+        elif now > lease._valid_until:
+            problems.append(
+                (
+                    True,
+                    f"The lease on {where} was last renewed {now - lease.renewed_at:.1f} s "
+                    "ago, past the time it can be trusted: the next id refuses. Check that the "
+                    "lease store is reachable.",
+                )
+            )
+        elif now - lease.renewed_at > 1.5 * lease.interval_s:
+            problems.append(
+                (
+                    False,
+                    f"The lease on {where} was last renewed {now - lease.renewed_at:.1f} s "
+                    f"ago (a heartbeat every {lease.interval_s:g} s): renewals are failing; "
+                    "check that the lease store is reachable before the lease expires.",
+                )
+            )
+    return problems
 
 
 def release_all() -> None:

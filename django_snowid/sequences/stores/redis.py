@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any, Final
 
+from ... import metrics
 from ...core.sequence_plan import (
     LOW_WATER_S,
     WINDOW_S,
@@ -33,7 +34,7 @@ from .database import advance, advance_committed, delete_mark, mark_connection, 
 
 __all__ = ["RedisSequenceStore"]
 
-logger = logging.getLogger("django_snowid.sequences")
+logger = logging.getLogger(__name__)
 
 
 # Draw values of one sequence.
@@ -248,6 +249,7 @@ class RedisSequenceStore:
         key = self._keys.get(stored) or self.key(stored)
         args = [count, int(now), WINDOW_S]
         deadline = None
+        warned = False
         while True:
             reply = self._run(DRAW, [key], args)
             status = reply[0]
@@ -277,7 +279,22 @@ class RedisSequenceStore:
             # any server issued; the others find ``max`` above this one and draw again.
             floor = reply[2] if status in (0, -3) else spec.start - 1
             rates = _rates(reply[3:]) if status == 0 else Rates()
+            if status in (-1, -3) and not warned:
+                warned = True  # once a call, however long the raise lock makes it wait
+                logger.warning(
+                    "Store loss detected: Redis holds %s of sequence %r; re-syncing it from "
+                    "its database mark.",
+                    "no state (new, or lost in a restart or flush)"
+                    if status == -1
+                    else "a state another server published",
+                    stored,
+                )
             if self.raise_mark(spec, stored, using, rates=rates, floor=floor, need=count):
+                if status in (-1, -3):
+                    # Lost (or new), or written by another server (a failover): re-synced.
+                    kind = "recoveries" if status == -1 else "failover_resyncs"
+                    metrics.count(kind, "sequences", self.name)
+                    logger.info("Recovery done: sequence %r resumes above its mark.", stored)
                 continue
             if deadline is None:
                 deadline = time.monotonic() + 2 * self.LOCK_TTL_MS / 1000

@@ -6,14 +6,18 @@ leases live elsewhere never imports them.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from typing import Any, Final
 
+from ... import metrics
 from ...exceptions import RedisUnavailable, WorkerIdUnavailable
 from ...redis import client as redisclient
 from ...redis.scripts import RedisScript
 from .base import Acquired, LeaseInfo, LeaseRequest, StoreSettling, exhausted
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["RedisLeaseStore"]
 
@@ -87,7 +91,7 @@ return {-1, live}
 
 # Renew (ARGV: id, token, ttl_ms, horizon_ms, owner, layout, grace_ms, run_id) or release
 # (ttl_ms = 0). Returns 1 if this token held a lease that had not expired (renewed or
-# released), or if the lease's record is gone (the store lost it), or is ours but expired
+# released), 2 if the lease's record is gone (the store lost it), or 1 if it is ours but expired
 # less than grace_ms after the store lost its records or changed server (a replica that
 # lagged behind our renewals): nobody else can hold the id then, so the holder re-asserts
 # it with its own horizon. Returns 0, writing nothing, when another holder has the id or
@@ -118,7 +122,8 @@ else
   local lease = owner .. '|' .. token .. '|' .. (now + ttl) .. '|' .. acquired .. '|' .. layout
   redis.call('HSET', KEYS[1], id, lease)
 end
-return 1
+if v then return 1 end
+return 2
 """,
     server_id=True,
 )
@@ -202,7 +207,18 @@ class RedisLeaseStore:
     ) -> bool:
         owner = f"{socket.gethostname()}:{os.getpid()}"
         args = [worker, token, ttl_ms, horizon_ms, owner, layout, _grace_ms(ttl_ms)]
-        return bool(self._run(RENEW, pool, args))
+        answer = int(self._run(RENEW, pool, args))
+        if answer == 2 and ttl_ms:
+            # Redis lost the record (a flush, a restart, a failover): this holder wrote it
+            # again, with its own horizon, before anyone else could take the id.
+            metrics.count("recoveries", "ids", self.name)
+            logger.warning(
+                "Lease re-asserted: Redis had lost the record of worker id %s of pool %r "
+                "(flushed, restarted or failed over); its holder wrote it again.",
+                worker,
+                pool,
+            )
+        return bool(answer)
 
     def release(self, pool: str, worker: int, token: str, horizon_ms: int) -> None:
         self.renew(pool, worker, token, 0, horizon_ms)

@@ -1,0 +1,115 @@
+"""Checks for django-health-check (``pip install django-snowid[health]``): one per part of
+django-snowid the project uses, each with a message that says what to do.
+
+Add them to the project's ``HealthCheckView`` (the view-based API of django-health-check
+3.24 and 4.x)::
+
+    from django_snowid.health import checks_in_use
+    from health_check.views import HealthCheckView
+
+    path("ht/", HealthCheckView.as_view(checks=[..., *checks_in_use()]))
+
+or name them one by one (``"django_snowid.health.WorkerLease"``, ...). Each check runs
+its probe (a plain function of :mod:`.probes`, which knows nothing of django-health-check)
+and turns its findings into django-health-check's exceptions: ``ServiceUnavailable`` for
+what stops ids or numbers being issued, ``ServiceWarning`` for what will.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from typing import Any
+
+from health_check import HealthCheck
+from health_check.exceptions import ServiceUnavailable, ServiceWarning
+
+from . import probes
+
+__all__ = [
+    "ClockNotBehind",
+    "OrderNumberStore",
+    "Redis",
+    "SequenceStore",
+    "TimeBits",
+    "WorkerLease",
+    "checks_in_use",
+]
+
+
+class _Check(HealthCheck):
+    """Runs :meth:`probe` under both APIs: 4.x calls ``run()``, 3.24 ``check_status()``."""
+
+    def probe(self) -> list[probes.Finding]:
+        raise NotImplementedError
+
+    def run(self) -> None:
+        findings = self.probe()
+        fatal = [f.message for f in findings if f.fatal]
+        warnings = [f.message for f in findings if not f.fatal]
+        if fatal:
+            raise ServiceUnavailable(" ".join(fatal + warnings))
+        if warnings:
+            raise ServiceWarning(" ".join(warnings))
+
+    def check_status(self, subset: Any = None) -> None:
+        self.run()
+
+
+@dataclasses.dataclass
+class WorkerLease(_Check):
+    """This process's worker-id leases: held, and renewed recently."""
+
+    def probe(self) -> list[probes.Finding]:
+        return probes.worker_leases()
+
+
+@dataclasses.dataclass
+class Redis(_Check):
+    """The Redis server of django-snowid's Redis parts answers (a PING)."""
+
+    def probe(self) -> list[probes.Finding]:
+        return probes.redis_reachable()
+
+
+@dataclasses.dataclass
+class ClockNotBehind(_Check):
+    """This host's clock is not behind the newest id of each layout in the database."""
+
+    clock: Callable[[], int] = dataclasses.field(default=time.time_ns, repr=False)
+
+    def probe(self) -> list[probes.Finding]:
+        return probes.clock_not_behind(self.clock)
+
+
+@dataclasses.dataclass
+class TimeBits(_Check):
+    """No layout's time bits run out within ``SNOWID_HEALTH_TIME_BITS_HORIZON``."""
+
+    clock: Callable[[], float] = dataclasses.field(default=time.time, repr=False)
+
+    def probe(self) -> list[probes.Finding]:
+        return probes.time_bits(self.clock)
+
+
+@dataclasses.dataclass
+class OrderNumberStore(_Check):
+    """The order-number store answers for each stream of the installed fields."""
+
+    def probe(self) -> list[probes.Finding]:
+        return probes.order_store_reachable()
+
+
+@dataclasses.dataclass
+class SequenceStore(_Check):
+    """The named sequences' store (and the database of their marks) answers."""
+
+    def probe(self) -> list[probes.Finding]:
+        return probes.sequence_store_reachable()
+
+
+def checks_in_use() -> list[str]:
+    """The dotted paths of the checks for the parts this project uses (settings, fields
+    and installed apps), for ``HealthCheckView.as_view(checks=...)``."""
+    return [f"{__name__}.{name}" for name in probes.parts_in_use()]

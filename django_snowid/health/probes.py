@@ -1,0 +1,233 @@
+"""What the health checks find, as plain findings: no django-health-check here.
+
+Each probe is cheap enough to run on every request of a health endpoint:
+
+- leases: this process's own bookkeeping, and one listing of the lease store;
+- Redis: one PING;
+- the clock: one index lookup per Snowflake column (the largest value of an indexed
+  column, ``inventory.column_max``). The lease stores' horizons are no use here: a
+  holder records them ahead of its clock on purpose (its time-to-live), so they are
+  always "ahead" of a healthy clock; the largest id in the database is what a clock
+  behind would run into;
+- time bits: arithmetic on the layouts;
+- order numbers: one read of each stream's state; sequences: one query of the marks
+  (and one read of a sequence's state where a store raises its mark ahead).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from django.apps import apps
+
+from .. import inventory
+from ..checks import configured_layouts
+from ..conf import conf
+from ..layouts import DEFAULT
+from ..redis import client as redisclient
+from ..workers.lease import database_tick_bound, lease_problems
+from ..workers.sources import LEASE_SOURCES
+from ..workers.stores import get_lease_store
+
+__all__ = [
+    "Finding",
+    "clock_not_behind",
+    "order_store_reachable",
+    "parts_in_use",
+    "redis_reachable",
+    "sequence_store_reachable",
+    "time_bits",
+    "worker_leases",
+]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """``fatal``: ids or numbers cannot be issued (or are refused) now; else: they will."""
+
+    fatal: bool
+    message: str
+
+
+def _sequences_installed() -> bool:
+    return apps.is_installed("django_snowid.sequences")
+
+
+def redis_users() -> list[str]:
+    """The parts of django-snowid that keep their state in Redis, by the settings."""
+    users = []
+    if conf.WORKER_ID_SOURCE == "redis":
+        users.append("worker-id leases")
+    if conf.ORDER_BACKEND == "redis" and inventory.order_fields():
+        users.append("order numbers")
+    if _sequences_installed() and conf.SEQUENCE_BACKEND == "redis":
+        users.append("named sequences")
+    return users
+
+
+def parts_in_use() -> list[str]:
+    """The names of the checks (in :mod:`django_snowid.health`) this project needs."""
+    parts = []
+    if conf.WORKER_ID_SOURCE in LEASE_SOURCES:
+        parts.append("WorkerLease")
+    if redis_users():
+        parts.append("Redis")
+    if inventory.fields("snowflake"):
+        parts.append("ClockNotBehind")
+    parts.append("TimeBits")
+    if inventory.order_fields():
+        parts.append("OrderNumberStore")
+    if _sequences_installed():
+        parts.append("SequenceStore")
+    return parts
+
+
+def worker_leases(now: float | None = None) -> list[Finding]:
+    """This process's leases (lost, expired, renewals overdue), and the lease store."""
+    findings = [Finding(fatal, message) for fatal, message in lease_problems(now)]
+    source = conf.WORKER_ID_SOURCE
+    if source in LEASE_SOURCES:
+        try:
+            get_lease_store(source).leases()
+        except Exception as exc:
+            findings.append(
+                Finding(
+                    True,
+                    f"The {source!r} worker-id lease store is unreachable ({exc}): processes "
+                    "without a lease cannot issue ids, and holders lose theirs within "
+                    f"SNOWID_WORKER_LEASE_TTL_S={conf.WORKER_LEASE_TTL_S:g} s. Bring it back "
+                    "(see SNOWID_WORKER_ID_SOURCE).",
+                )
+            )
+    return findings
+
+
+def redis_reachable() -> list[Finding]:
+    users = redis_users()
+    try:
+        redisclient.get_client().ping()
+    except Exception as exc:
+        return [
+            Finding(
+                True,
+                f"Redis ({redisclient.describe()}) is unreachable ({exc}); it keeps "
+                f"{', '.join(users) or 'nothing in use'}, which refuse until it is back. "
+                "Start it, or fix CACHES / SNOWID_REDIS_ALIAS; after it comes back empty "
+                "the streams and sequences recover from the database by themselves.",
+            )
+        ]
+    return []
+
+
+def clock_not_behind(clock: Callable[[], int] = time.time_ns) -> list[Finding]:
+    """This host's clock against the newest id of each layout in the database."""
+    by_layout: dict[str, list[object]] = {}
+    for field in inventory.fields("snowflake"):
+        by_layout.setdefault(getattr(field, "layout_name", None) or DEFAULT, []).append(field)
+    layouts = {layout.name: layout for layout in configured_layouts()[0]}
+    fatal_ms = max(float(conf.WORKER_RESUME_MAX_WAIT_MS), float(conf.CLOCK_BACKWARDS_TOLERANCE_MS))
+    findings = []
+    for name, fields in sorted(by_layout.items()):
+        layout = layouts.get(name)
+        if layout is None:
+            continue  # a system check says what is wrong with it
+        newest = database_tick_bound(layout, fields)  # type: ignore[arg-type]
+        if newest < 0:
+            continue
+        behind_ms = (layout.epoch_ns + newest * layout.unit_ns - clock()) / 1_000_000
+        if behind_ms > fatal_ms / 2:
+            findings.append(
+                Finding(
+                    behind_ms > fatal_ms,
+                    f"This host's clock is {behind_ms:.0f} ms behind the newest id of layout "
+                    f"{name!r} in the database ({layout.time_of_tick(newest).isoformat()}): "
+                    "a worker id last used there waits for the clock, and refuses beyond "
+                    f"SNOWID_WORKER_RESUME_MAX_WAIT_MS={fatal_ms:g}. Check this host's time "
+                    "synchronisation (NTP, e.g. chronyc tracking).",
+                )
+            )
+    return findings
+
+
+def time_bits(clock: Callable[[], float] = time.time) -> list[Finding]:
+    horizon = conf.HEALTH_TIME_BITS_HORIZON
+    if not isinstance(horizon, timedelta):
+        horizon = timedelta(days=5 * 365)  # E702 says what is wrong with the setting
+    now = datetime.fromtimestamp(clock(), tz=timezone.utc)
+    findings = []
+    for layout in configured_layouts()[0]:
+        left = layout.exhausted_at - now
+        if left <= timedelta(0):
+            findings.append(
+                Finding(
+                    True,
+                    f"The time bits of layout {layout.name!r} ran out at "
+                    f"{layout.exhausted_at.isoformat()}: no id of it can be issued. Move to a "
+                    "layout with a later epoch or more time bits.",
+                )
+            )
+        elif left < horizon:
+            findings.append(
+                Finding(
+                    False,
+                    f"The time bits of layout {layout.name!r} run out at "
+                    f"{layout.exhausted_at.isoformat()}, in {left.days} days (within "
+                    f"SNOWID_HEALTH_TIME_BITS_HORIZON, {horizon.days} days): plan the move "
+                    "to a layout with a later epoch or more time bits before then.",
+                )
+            )
+    return findings
+
+
+def order_store_reachable() -> list[Finding]:
+    from ..orders.stores import get_store
+
+    streams = sorted({field.stream for field in inventory.order_fields()})
+    try:
+        store = get_store()
+        for stream in streams:
+            store.read(stream)
+    except Exception as exc:
+        return [
+            Finding(
+                True,
+                f"The order-number store (SNOWID_ORDER_BACKEND={conf.ORDER_BACKEND!r}) is "
+                f"unreachable ({exc}): no order number of {', '.join(map(repr, streams))} "
+                "can be issued. Bring it back; the streams recover from the database by "
+                "themselves (manage.py snowid_recover does it at once).",
+            )
+        ]
+    return []
+
+
+def sequence_store_reachable() -> list[Finding]:
+    from ..sequences.stores import get_store
+    from ..sequences.stores.database import read_marks
+
+    try:
+        marks = read_marks()
+    except Exception as exc:
+        return [
+            Finding(
+                True,
+                f"The database of the sequence marks is unreachable ({exc}): no sequence "
+                "value can be issued (nor a Redis sequence's mark raised). Bring it back.",
+            )
+        ]
+    store = get_store()
+    if store.raises_ahead:
+        try:
+            store.state(min(marks, default="health"))
+        except Exception as exc:
+            return [
+                Finding(
+                    True,
+                    f"The sequence store (SNOWID_SEQUENCE_BACKEND={conf.SEQUENCE_BACKEND!r}) "
+                    f"is unreachable ({exc}): no sequence value can be issued. Bring it back; "
+                    "sequences resume above their database marks by themselves.",
+                )
+            ]
+    return []

@@ -1,0 +1,185 @@
+"""What an operator counts: plain integers, kept here and read at scrape time.
+
+Nothing here imports ``prometheus_client``; :mod:`.collector` turns the counts into
+Prometheus metrics when ``SNOWID_METRICS`` is on. Two kinds of counts:
+
+- events off the hot path (refusals, waits, recoveries, leases taken and lost, renewal
+  latencies): :func:`count` and :func:`observe`, a dictionary update under a lock, on
+  paths that already wait for a store, a clock or a lock; counted whatever the settings;
+- values issued: each issuer counts its own in a plain int (order numbers and sequence
+  values only with ``SNOWID_METRICS`` on, read once when the issuer is made), and a
+  Snowflake generator counts nothing on its fast path: it knows how many ids it handed
+  out from what is left of its tick (:meth:`~django_snowid.core.generator.
+  SnowflakeGenerator.issued`). Both are read at scrape time (:func:`register`).
+
+Labels stay low-cardinality: a layout, a stream, a store, a declared sequence name, a
+cause; never an id or a number.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import os
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+
+__all__ = [
+    "LATENCY_BUCKETS",
+    "Histogram",
+    "busiest_fill",
+    "count",
+    "counts",
+    "latency",
+    "observe",
+    "refused",
+    "register",
+    "reset",
+    "totals",
+]
+
+#: Counter names (without ``snowid_`` and ``_total``) and their label names.
+COUNTERS: dict[str, tuple[str, ...]] = {
+    "ids_issued": ("layout", "store"),
+    "order_numbers_issued": ("stream", "store"),
+    "sequence_values_issued": ("sequence", "store"),
+    "refusals": ("part", "cause"),
+    "waits": ("part", "cause"),
+    "recoveries": ("part", "store"),
+    "failover_resyncs": ("part", "store"),
+    "leases_acquired": ("store",),
+    "leases_lost": ("store",),
+}
+
+#: Seconds; a renewal is one round trip to Redis or one UPDATE.
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+
+_lock = threading.Lock()
+_counts: defaultdict[tuple[str, tuple[str, ...]], int] = defaultdict(int)
+
+
+def count(name: str, *labels: str, by: int = 1) -> None:
+    """Add ``by`` to counter ``name`` (a key of :data:`COUNTERS`) with these label values."""
+    with _lock:
+        _counts[(name, labels)] += by
+
+
+#: A refusal of a kind (part, cause) is logged at most once in this many seconds; the
+#: next line says how many were not. An outage refuses every call: one line, not thousands.
+REFUSAL_LOG_EVERY_S = 10.0
+_now = time.monotonic  # tests move it
+_logged: dict[tuple[str, str], tuple[float, int]] = {}
+
+
+def refused(logger: logging.Logger, part: str, cause: str, message: str) -> None:
+    """Count a refusal of ``part`` for ``cause`` and log it (an ERROR ``Refused: ...``
+    line, at most one of a kind every :data:`REFUSAL_LOG_EVERY_S` seconds)."""
+    count("refusals", part, cause)
+    now = _now()
+    with _lock:
+        last, unlogged = _logged.get((part, cause), (-REFUSAL_LOG_EVERY_S, 0))
+        if now - last < REFUSAL_LOG_EVERY_S:
+            _logged[(part, cause)] = (last, unlogged + 1)
+            return
+        _logged[(part, cause)] = (now, 0)
+    more = f" ({unlogged} more refused since the previous line)" if unlogged else ""
+    logger.error("Refused: %s%s", message, more)
+
+
+def counts() -> dict[tuple[str, tuple[str, ...]], int]:
+    """A snapshot of every counter, by (name, label values)."""
+    with _lock:
+        return dict(_counts)
+
+
+class Histogram:
+    """Bucket counts and a sum, as Prometheus wants them (cumulative at read time)."""
+
+    def __init__(self, buckets: tuple[float, ...]) -> None:
+        self.buckets = buckets
+        self.counts = [0] * (len(buckets) + 1)  # the last one: above every bound
+        self.sum = 0.0
+
+    def observe(self, value: float) -> None:
+        self.counts[bisect.bisect_left(self.buckets, value)] += 1
+        self.sum += value
+
+    def cumulative(self) -> list[tuple[str, int]]:
+        total, rows = 0, []
+        for bound, number in zip((*map(str, self.buckets), "+Inf"), self.counts, strict=True):
+            total += number
+            rows.append((bound, total))
+        return rows
+
+
+_latency: dict[str, Histogram] = {}
+
+
+def observe(store: str, seconds: float) -> None:
+    """One lease renewal in ``store`` took ``seconds``."""
+    with _lock:
+        histogram = _latency.get(store)
+        if histogram is None:
+            histogram = _latency[store] = Histogram(LATENCY_BUCKETS)
+        histogram.observe(seconds)
+
+
+def latency() -> dict[str, tuple[list[tuple[str, int]], float]]:
+    """Per lease store: cumulative buckets and the sum of the renewal latencies."""
+    with _lock:
+        return {store: (h.cumulative(), h.sum) for store, h in _latency.items()}
+
+
+#: What a live object counted itself, read at scrape time and added to the counters:
+#: callables yielding (counter name, label values, count so far). The issuers register
+#: one each; an issuer that is dropped adds its count to the counters first (``count``).
+Live = Callable[[], Iterator[tuple[str, tuple[str, ...], int]]]
+_live: list[Live] = []
+
+#: Callables yielding (stream, fraction of a second's cap used at most since the last read).
+Fill = Callable[[], Iterator[tuple[str, float]]]
+_fill: list[Fill] = []
+
+
+def register(*, live: Live | None = None, fill: Fill | None = None) -> None:
+    """Register what a module counts itself (see :data:`Live` and :data:`Fill`)."""
+    if live is not None:
+        _live.append(live)
+    if fill is not None:
+        _fill.append(fill)
+
+
+def totals() -> dict[tuple[str, tuple[str, ...]], int]:
+    """Every counter: the counts plus what live objects counted themselves."""
+    result = counts()
+    for source in _live:
+        for name, labels, value in source():
+            result[(name, labels)] = result.get((name, labels), 0) + value
+    return result
+
+
+def busiest_fill() -> float:
+    """The largest fraction of a second's cap any order stream used since the last read."""
+    return max((fraction for source in _fill for _, fraction in source()), default=0.0)
+
+
+def reset() -> None:
+    """Forget every count (tests)."""
+    with _lock:
+        _counts.clear()
+        _latency.clear()
+        _logged.clear()
+
+
+def _after_fork_in_child() -> None:
+    # A child is a new process: its counters start at zero (Prometheus's rate() reads a
+    # reset as such); the parent may have held the lock while forking.
+    global _lock
+    _lock = threading.Lock()
+    _counts.clear()
+    _latency.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -1,0 +1,202 @@
+"""The django-health-check checks pass and fail against real servers: a Redis stopped, a
+lease fenced, a clock shifted by an injected clock."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timezone
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.test import RequestFactory, override_settings
+from health_check.exceptions import ServiceUnavailable, ServiceWarning
+from health_check.views import HealthCheckView
+
+import django_snowid
+from django_snowid.health import (
+    ClockNotBehind,
+    OrderNumberStore,
+    Redis,
+    SequenceStore,
+    TimeBits,
+    WorkerLease,
+    checks_in_use,
+)
+from django_snowid.ids import issuer as id_issuer
+from django_snowid.layouts import get_layout
+from django_snowid.workers.lease import lease_of
+from tests.testapp.models import Product
+
+SECOND_NS = 10**9
+
+
+# ---------------------------------------------------------------- leases
+
+
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("source", ["redis"], indirect=True)
+def test_worker_lease_passes_while_held_and_fails_once_fenced(source):
+    WorkerLease().run()  # no lease yet: the store answers
+    django_snowid.next_id()
+    WorkerLease().run()
+    lease = lease_of(id_issuer.get_generator())
+    # Fenced: another holder's token in the record; the next renewal finds it.
+    client, key = lease.store._client(), lease.store.key(lease.pool.name)
+    owner, _token, rest = client.hget(key, str(lease.worker)).decode().split("|", 2)
+    client.hset(key, str(lease.worker), f"{owner}|another|{rest}")
+    with pytest.raises(Exception, match="no longer ours"):
+        lease.record_ahead()
+    with pytest.raises(ServiceUnavailable, match=f"worker id {lease.worker} of pool"):
+        WorkerLease().run()
+    django_snowid.next_id()  # a new lease replaces the lost one
+    WorkerLease().run()
+
+
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+def test_worker_lease_fails_when_the_lease_store_is_down(throwaway_redis):
+    with override_settings(
+        CACHES=throwaway_redis.caches(),
+        SNOWID_WORKER_ID_SOURCE="redis",
+        SNOWID_WORKER_LEASE_TTL_S=1.5,
+    ):
+        django_snowid.next_id()
+        lease = lease_of(id_issuer.get_generator())
+        WorkerLease().run()
+        throwaway_redis.stop()
+        with pytest.raises(
+            ServiceUnavailable, match="'redis' worker-id lease store is unreachable"
+        ):
+            WorkerLease().run()
+        # A heartbeat overdue, then the lease past its trust (monotonic time, injected).
+        from django_snowid.health.probes import worker_leases
+
+        late = worker_leases(now=lease.renewed_at + 1.6 * lease.interval_s)
+        assert any(not f.fatal and "renewals are failing" in f.message for f in late)
+        expired = worker_leases(now=lease.renewed_at + 1.5)
+        assert any(f.fatal and "past the time it can be trusted" in f.message for f in expired)
+        throwaway_redis.start()
+        id_issuer.reset()
+
+
+# ----------------------------------------------------------------- Redis
+
+
+@pytest.mark.redis
+def test_redis_check_names_the_alias_and_its_users(throwaway_redis):
+    with override_settings(CACHES=throwaway_redis.caches(), SNOWID_ORDER_BACKEND="redis"):
+        Redis().run()
+        throwaway_redis.stop()
+        with pytest.raises(
+            ServiceUnavailable,
+            match=r"Redis \(cache alias 'snowid'\) is unreachable.*order numbers",
+        ):
+            Redis().run()
+        throwaway_redis.start()
+
+
+# ----------------------------------------------------------------- clock
+
+
+@pytest.mark.django_db
+def test_clock_not_behind_the_newest_id(settings):
+    product = Product.objects.create(name="x")
+    issued_ns = int(get_layout().decode(product.pk).time.timestamp() * SECOND_NS)
+    ClockNotBehind(clock=lambda: issued_ns).run()
+    ClockNotBehind(clock=lambda: issued_ns - SECOND_NS // 2).run()  # within what waits
+    with pytest.raises(ServiceWarning, match="1500 ms behind the newest id of layout 'default'"):
+        ClockNotBehind(clock=lambda: issued_ns - 1500 * 10**6).run()
+    with pytest.raises(ServiceUnavailable, match="NTP"):
+        ClockNotBehind(clock=lambda: issued_ns - 60 * SECOND_NS).run()
+
+
+@pytest.mark.django_db
+def test_clock_check_passes_on_empty_tables():
+    ClockNotBehind(clock=lambda: 0).run()
+
+
+# ------------------------------------------------------------- time bits
+
+
+def test_time_bits_horizon():
+    end = get_layout().exhausted_at.timestamp()  # the classic layout: 2089
+    TimeBits(clock=time.time).run()
+    with pytest.raises(ServiceWarning, match=r"run out at 2089.*in 364 days"):
+        TimeBits(clock=lambda: end - 365 * 86400 + 10).run()
+    with override_settings(SNOWID_HEALTH_TIME_BITS_HORIZON=get_layout().exhausted_at - datetime(
+        2089, 1, 1, tzinfo=timezone.utc
+    )):  # fmt: skip
+        TimeBits(clock=lambda: end - 365 * 86400).run()
+    with pytest.raises(ServiceUnavailable, match="ran out"):
+        TimeBits(clock=lambda: end + 1).run()
+
+
+# ------------------------------------------------------------------ stores
+
+
+@pytest.mark.redis
+@pytest.mark.django_db
+def test_order_number_store_check(throwaway_redis):
+    with override_settings(CACHES=throwaway_redis.caches(), SNOWID_ORDER_BACKEND="redis"):
+        OrderNumberStore().run()
+        throwaway_redis.stop()
+        with pytest.raises(ServiceUnavailable, match=r"SNOWID_ORDER_BACKEND='redis'.*unreachable"):
+            OrderNumberStore().run()
+        throwaway_redis.start()
+    with override_settings(SNOWID_ORDER_BACKEND="database"):
+        OrderNumberStore().run()
+
+
+@pytest.mark.redis
+@pytest.mark.django_db
+def test_sequence_store_check(throwaway_redis):
+    with override_settings(CACHES=throwaway_redis.caches(), SNOWID_SEQUENCE_BACKEND="redis"):
+        SequenceStore().run()
+        throwaway_redis.stop()
+        with pytest.raises(ServiceUnavailable, match="SNOWID_SEQUENCE_BACKEND='redis'"):
+            SequenceStore().run()
+        throwaway_redis.start()
+    SequenceStore().run()  # the database store: its marks' table answers
+
+
+# ------------------------------------------------------- in use, the view
+
+
+@override_settings(SNOWID_WORKER_ID_SOURCE="static", SNOWID_ORDER_BACKEND="database")
+def test_checks_in_use_follow_the_settings():
+    assert checks_in_use() == [
+        "django_snowid.health.ClockNotBehind",
+        "django_snowid.health.TimeBits",
+        "django_snowid.health.OrderNumberStore",
+        "django_snowid.health.SequenceStore",
+    ]
+    with override_settings(SNOWID_WORKER_ID_SOURCE="redis"):
+        assert checks_in_use()[:2] == [
+            "django_snowid.health.WorkerLease",
+            "django_snowid.health.Redis",
+        ]
+
+
+def respond(view, request):
+    """django-health-check 4.x serves the view async, 3.24 sync."""
+    if getattr(HealthCheckView, "view_is_async", False):
+        return async_to_sync(view)(request)
+    return view(request)
+
+
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+def test_the_health_check_view_runs_them(throwaway_redis):
+    with override_settings(CACHES=throwaway_redis.caches(), SNOWID_ORDER_BACKEND="redis"):
+        view = HealthCheckView.as_view(checks=checks_in_use())
+        request = RequestFactory().get("/ht/", HTTP_ACCEPT="application/json")
+        response = respond(view, request)
+        assert response.status_code == 200, response.content
+        assert set(json.loads(response.content).values()) == {"OK"}
+        throwaway_redis.stop()
+        response = respond(view, request)
+        assert response.status_code == 500
+        assert "unreachable" in json.loads(response.content)["Redis()"]
+        throwaway_redis.start()
