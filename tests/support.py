@@ -21,6 +21,16 @@ MS = 1_000_000
 LEASE_TTL_S = 1.5
 
 
+class Clock:
+    """Unix seconds that move only when told to (the sequence stores' clock)."""
+
+    def __init__(self, when: datetime) -> None:
+        self.now = when.timestamp()
+
+    def __call__(self) -> float:
+        return self.now
+
+
 class FakeClock:
     """A clock that moves only when told to (or when the generator sleeps)."""
 

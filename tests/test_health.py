@@ -26,6 +26,7 @@ from django_snowid.health import (
 from django_snowid.ids import issuer as id_issuer
 from django_snowid.layouts import get_layout
 from django_snowid.workers.lease import lease_of
+from tests.support import Clock
 from tests.testapp.models import Product
 
 SECOND_NS = 10**9
@@ -159,6 +160,29 @@ def test_sequence_store_check(throwaway_redis):
             SequenceStore().run()
         throwaway_redis.start()
     SequenceStore().run()  # the database store: its marks' table answers
+
+
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+def test_sequence_store_check_warns_when_a_mark_lags_its_rate(throwaway_redis):
+    from django_snowid.sequences.spec import get_spec
+    from django_snowid.sequences.stores import get_store
+
+    # A mark raised 5 values at a time cannot keep 15 minutes ahead of 600 values a second.
+    declared = {"tickets": {"min_step": 1, "max_step": 5}, "calm": {}}
+    with override_settings(
+        CACHES=throwaway_redis.caches(), SNOWID_SEQUENCE_BACKEND="redis", SNOWID_SEQUENCES=declared
+    ):
+        store = get_store()  # the store the check reads, on the test's clock
+        clock = Clock(datetime(2026, 11, 23, 12, 0, 0, tzinfo=timezone.utc))
+        store.clock = clock
+        store.next_values(get_spec("calm"), 1, None)
+        SequenceStore().run()  # one value in this second: the raising's "low", not ours
+        for _ in range(6):
+            store.next_values(get_spec("tickets"), 100, None)
+        clock.now += 1  # the burst is the last full second
+        with pytest.raises(ServiceWarning, match=r"mark of 1 sequence\(s\) lags.*'tickets'"):
+            SequenceStore().run()
 
 
 # ------------------------------------------------------- in use, the view

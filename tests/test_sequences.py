@@ -24,6 +24,7 @@ from django_snowid.sequences.stores.database import (
     read_marks,
 )
 from django_snowid.sequences.stores.redis import RedisSequenceStore
+from tests.support import Clock
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -32,16 +33,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def seq_backend(request, settings):
     settings.SNOWID_SEQUENCE_BACKEND = request.param
     return request.param
-
-
-class Clock:
-    """Unix seconds that move only when told to."""
-
-    def __init__(self, when: datetime) -> None:
-        self.now = when.timestamp()
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def redis_store(settings, clock=None) -> RedisSequenceStore:

@@ -11,7 +11,8 @@ Each probe is cheap enough to run on every request of a health endpoint:
   behind would run into;
 - time bits: arithmetic on the layouts;
 - order numbers: one read of each stream's state; sequences: one query of the marks
-  (and one read of a sequence's state where a store raises its mark ahead).
+  (and, where a store raises its marks ahead, one read of each sequence's state: a mark
+  that lags its rate is a warning).
 """
 
 from __future__ import annotations
@@ -204,11 +205,13 @@ def order_store_reachable() -> list[Finding]:
 
 
 def sequence_store_reachable() -> list[Finding]:
+    from ..core.sequence_plan import needs_raise
+    from ..sequences.status import sequence_rows
     from ..sequences.stores import get_store
     from ..sequences.stores.database import read_marks
 
     try:
-        marks = read_marks()
+        read_marks()  # the database of the marks answers
     except Exception as exc:
         return [
             Finding(
@@ -218,16 +221,41 @@ def sequence_store_reachable() -> list[Finding]:
             )
         ]
     store = get_store()
-    if store.raises_ahead:
-        try:
-            store.state(min(marks, default="health"))
-        except Exception as exc:
-            return [
-                Finding(
-                    True,
-                    f"The sequence store (SNOWID_SEQUENCE_BACKEND={conf.SEQUENCE_BACKEND!r}) "
-                    f"is unreachable ({exc}): no sequence value can be issued. Bring it back; "
-                    "sequences resume above their database marks by themselves.",
-                )
-            ]
-    return []
+    if not store.raises_ahead:
+        return []  # the database store issues the mark itself: it cannot lag
+    try:
+        rows = sequence_rows()
+        if not rows:
+            store.state("health")  # still ask the server: one read
+    except Exception as exc:
+        return [
+            Finding(
+                True,
+                f"The sequence store (SNOWID_SEQUENCE_BACKEND={conf.SEQUENCE_BACKEND!r}) "
+                f"is unreachable ({exc}): no sequence value can be issued. Bring it back; "
+                "sequences resume above their database marks by themselves.",
+            )
+        ]
+    # At the sustained (five-minute) rate: one busy second marks a sequence low for the
+    # raising (``row["low"]``), which is no reason to wake an operator.
+    low = [
+        row
+        for row in rows
+        if row["headroom"] is not None and needs_raise(row["headroom"], row["rate_5min"])
+    ]
+    if not low:
+        return []
+    named = ", ".join(
+        f"{row['stored']!r} ({row['headroom']} values left at {row['rate_5min']}/s over 5 min, "
+        f"{row['rate_last_s']} in the last second)"
+        for row in low[:5]
+    )
+    return [
+        Finding(
+            False,
+            f"The database mark of {len(low)} sequence(s) lags their rate: {named}. Callers "
+            "raise it themselves, one database write in their request each time. Raise a "
+            "declaration's max_step, run `manage.py snowid_sequences --serve`, or raise it "
+            "ahead of a known peak with `manage.py snowid_sequences --raise NAME --by N`.",
+        )
+    ]
