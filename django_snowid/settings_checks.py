@@ -17,7 +17,7 @@ __all__ = ["CHECKS", "check_setting_names"]
 
 def check_setting_names(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     real = [setting.name for setting in SnowidSettings.table()]
-    found = []
+    found: list[CheckMessage] = []
     for name in sorted(dir(settings)):
         if not name.startswith("SNOWID_") or name in real:
             continue
