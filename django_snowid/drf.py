@@ -29,6 +29,7 @@ from rest_framework.response import Response
 from rest_framework.schemas.openapi import AutoSchema
 
 from .conf import conf
+from .core.digits import parse_digits
 from .core.layout import Layout
 from .core.order_format import OrderNumberFormat
 from .encoders import MAX_SAFE_INTEGER
@@ -156,6 +157,9 @@ class _DigitsField(serializers.Field):
         super().__init__(validators=validators, **kwargs)
         self.allow_unsafe_numbers = allow_unsafe_numbers
 
+    #: What a value is called in the parser's refusals.
+    what = "an id"
+
     def to_int(self, value: int | str) -> int:
         """``value`` as a valid int, or :class:`InvalidId` saying why not."""
         raise NotImplementedError
@@ -168,13 +172,13 @@ class _DigitsField(serializers.Field):
         if isinstance(data, int) and data > MAX_SAFE_INTEGER and not self.allow_unsafe_numbers:
             self.fail("unsafe_number", value=_shown(data))
         if isinstance(data, str):
-            text = data.strip()
-            if not (text.isascii() and text.isdigit()):
-                self.fail("invalid", value=_shown(data))
-            if len(text.lstrip("0")) > 19:  # before int(): huge strings cost, then raise
-                self.fail("too_long", value=_shown(data))
+            try:  # the one parser of typed numbers decides, in its own words
+                data = parse_digits(data, what=self.what)
+            except InvalidId as exc:
+                code = "too_long" if data.isascii() and data.isdigit() else "invalid"
+                raise serializers.ValidationError(str(exc), code=code) from None
         try:
-            return self.to_int(data)  # the one digit parser: no spaces around, at most 19
+            return self.to_int(data)
         except InvalidId as exc:
             raise serializers.ValidationError(str(exc), code="out_of_range") from None
 
@@ -193,7 +197,6 @@ class SnowflakeIdField(_DigitsField):
 
     default_error_messages = {
         "invalid": "{value} is not a Snowflake id: send the id as a string of digits.",
-        "too_long": "{value} is not a Snowflake id: more than 19 digits.",
         "float": "{value} is not a Snowflake id: ids are integers; send them as strings.",
         "unsafe_number": (
             "{value} was sent as a JSON number above 2**53 - 1: JavaScript clients have "
@@ -226,9 +229,9 @@ class OrderNumberSerializerField(_DigitsField):
     and has lost digits, and maybe its shard, in any JavaScript client.
     """
 
+    what = "an order number"
     default_error_messages = {
         "invalid": "{value} is not an order number: send it as a string of digits.",
-        "too_long": "{value} is not an order number: more than 19 digits.",
         "float": (
             "{value} is not an order number: order numbers are integers; send them as strings."
         ),
