@@ -30,6 +30,7 @@ from rest_framework.schemas.openapi import AutoSchema
 
 from .conf import conf
 from .core.digits import parse_digits
+from .core.echo import shown
 from .core.layout import Layout
 from .core.order_format import OrderNumberFormat
 from .encoders import MAX_SAFE_INTEGER
@@ -131,12 +132,6 @@ def _spectacular_schema(field_class: type) -> type:
     return extend_schema_field({"type": "string", "pattern": ID_PATTERN})(field_class)
 
 
-def _shown(value: object) -> str:
-    """``value`` as an error message quotes it: its repr, long input cut."""
-    text = repr(value)
-    return text if len(text) <= 40 else text[:40] + "..."
-
-
 class _DigitsField(serializers.Field):
     """What ids and order numbers share: written as a string, read from a string of ASCII
     digits or from an integer; an integer above 2**53 - 1 is refused unless
@@ -166,11 +161,11 @@ class _DigitsField(serializers.Field):
 
     def to_internal_value(self, data: Any) -> int:
         if isinstance(data, float):
-            self.fail("float", value=_shown(data))
+            self.fail("float", value=shown(data))
         if isinstance(data, bool) or not isinstance(data, (int, str)):
-            self.fail("invalid", value=_shown(data))
+            self.fail("invalid", value=shown(data))
         if isinstance(data, int) and data > MAX_SAFE_INTEGER and not self.allow_unsafe_numbers:
-            self.fail("unsafe_number", value=_shown(data))
+            self.fail("unsafe_number", value=shown(data))
         if isinstance(data, str):
             try:  # the one parser of typed numbers decides, in its own words
                 data = parse_digits(data, what=self.what)
