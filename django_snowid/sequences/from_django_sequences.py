@@ -59,7 +59,7 @@ def carry_over(using: str | None = None, table: str = TABLE) -> list[Carried]:
     connection = connections[alias]
     if table not in connection.introspection.table_names():
         raise SequenceError(
-            f"The database {alias!r} has no table {table!r}: nothing to import (is it the "
+            f"The database {alias!r} has no table {shown(table)}: nothing to import (is it the "
             "database django-sequences used? --table names another table)."
         )
     qn = connection.ops.quote_name
