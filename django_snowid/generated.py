@@ -138,11 +138,11 @@ class GeneratedField(_Base):
         return [*super().check(**kwargs), *self.check_app_installed(), *self.check_options()]
 
     def check_app_installed(self) -> list[checks.CheckMessage]:
-        """E031, said once (by the first of our fields): ``django_snowid`` must be installed.
-        A field check, since the app's own checks run only when it is installed."""
+        """E031, said once an app (by its first field of ours): ``django_snowid`` must be
+        installed. A field check, since the app's own checks run only when it is installed."""
         if apps.is_installed("django_snowid"):
             return []
-        ours = inventory.fields()
+        ours = inventory.fields(None, self.model._meta.app_label)
         if not ours or ours[0] is not self:
             return []
         more = f" (and {len(ours) - 1} more)" if len(ours) > 1 else ""

@@ -28,6 +28,10 @@ from django.db import models
 
 class Order(models.Model):
     note = models.CharField(max_length=20)
+
+
+class Invoice(models.Model):
+    note = models.CharField(max_length=20)
 """
 
 SEQUENCE_MODELS = """
@@ -97,7 +101,8 @@ def test_snowflake_keys_without_the_app_stop_check_and_migrate_before_anything_i
     assert checked.returncode == 1, checked.stdout
     assert "django_snowid.E031" in checked.stderr
     assert "'django_snowid' is not in INSTALLED_APPS" in checked.stderr
-    assert "shop.Order" in checked.stderr
+    assert "shop.Invoice.id (and 1 more)" in checked.stderr
+    assert checked.stderr.count("django_snowid.E031") == 1  # once, not once a model
 
     migrated = _manage(project, "migrate")
     assert migrated.returncode == 1
