@@ -115,9 +115,17 @@ def test_serve_refuses_an_interval_or_rounds_it_cannot_keep(args):
     assert args[0] in message
 
 
-def _table(sql: str) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(sql)
+@pytest.fixture
+def legacy_table():
+    """Creates ``legacy_sequences`` by the SQL it is given; dropped afterwards (MariaDB's
+    DDL commits, so the test's rollback would keep it)."""
+
+    def execute(sql: str) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(sql)
+
+    yield execute
+    execute("DROP TABLE IF EXISTS legacy_sequences")
 
 
 @pytest.mark.parametrize(
@@ -130,11 +138,13 @@ def _table(sql: str) -> None:
         ("name VARCHAR(100), last BIGINT", "('invoices', -3)", "'invoices': last is -3"),
     ],
 )
-def test_import_refuses_a_table_it_cannot_carry_over_and_writes_nothing(columns, rows, expected):
+def test_import_refuses_a_table_it_cannot_carry_over_and_writes_nothing(
+    legacy_table, columns, rows, expected
+):
     from django_snowid.sequences.models import SequenceMark
 
-    _table(f"CREATE TABLE legacy_sequences ({columns})")
-    _table(f"INSERT INTO legacy_sequences VALUES {rows}")
+    legacy_table(f"CREATE TABLE legacy_sequences ({columns})")
+    legacy_table(f"INSERT INTO legacy_sequences VALUES {rows}")
     message = refusal(
         "snowid_sequences", "--import-django-sequences", "--table", "legacy_sequences"
     )
@@ -142,11 +152,11 @@ def test_import_refuses_a_table_it_cannot_carry_over_and_writes_nothing(columns,
     assert list(SequenceMark.objects.values_list("name", flat=True)) == []
 
 
-def test_import_refuses_names_our_sequences_cannot_hold_and_echoes_them_short():
+def test_import_refuses_names_our_sequences_cannot_hold_and_echoes_them_short(legacy_table):
     from django_snowid.sequences.models import SequenceMark
 
-    _table("CREATE TABLE legacy_sequences (name VARCHAR(200), last BIGINT)")
-    _table(f"INSERT INTO legacy_sequences VALUES ('{'n' * 150}', 3), ('fine', 4)")
+    legacy_table("CREATE TABLE legacy_sequences (name VARCHAR(200), last BIGINT)")
+    legacy_table(f"INSERT INTO legacy_sequences VALUES ('{'n' * 150}', 3), ('fine', 4)")
     message = refusal(
         "snowid_sequences", "--import-django-sequences", "--table", "legacy_sequences"
     )
