@@ -5,7 +5,7 @@ import importlib.util
 from django.apps import AppConfig
 from django.db.models.signals import post_migrate, pre_migrate
 
-from . import checks
+from . import checks, settings_checks
 from .conf import conf
 from .ids import checks as ids_checks
 from .ids.database import checks as database_ids_checks
@@ -28,6 +28,7 @@ class SnowidConfig(AppConfig):
             workers_checks,
             orders_checks,
             metrics_checks,
+            settings_checks,
             checks,
         ):
             checks.register(feature.CHECKS)

@@ -67,6 +67,11 @@ CHECK_IDS: dict[str, str] = {
     '``"django.db.models.BigAutoField"``), so its models get no Snowflake key and the admin '
     "mixin has nothing to decode. Names each such app and its models; remove the line from its "
     "``apps.py``. Django's own apps and installed distributions are not reported.",
+    "django_snowid.E031": "A model uses a field of django-snowid (``DEFAULT_AUTO_FIELD`` names "
+    "``SnowflakeAutoField``, say) but ``django_snowid`` is not in ``INSTALLED_APPS``: its tables "
+    "are never created and its settings never checked. A field check, said once.",
+    "django_snowid.W031": "A ``SNOWID_*`` name in the settings is no setting of django-snowid (a "
+    "misspelling, say ``SNOWID_WORKER_SOURCE``): it is ignored. Names the closest real setting.",
     "django_snowid.E400": "``SnowflakeAutoField(shard_from=...)`` or "
     "``SnowflakeField(shard_from=...)`` uses a layout without shard bits.",
     "django_snowid.E401": "``SNOWID_PUBLIC_ID_ALPHABET`` or ``SNOWID_PUBLIC_ID_MIN_LENGTH`` is "
@@ -132,6 +137,8 @@ CHECK_IDS: dict[str, str] = {
     "or a format other than a width.",
     "django_snowid.E312": "A ``SequenceTextField`` template, with its value at its padded width, "
     "is longer than ``max_length``.",
+    "django_snowid.E313": "A sequence field is used but ``django_snowid.sequences`` is not in "
+    "``INSTALLED_APPS``: its values would have no table.",
     # ------------------------------------------------------------ operations
     "django_snowid.E700": "``SNOWID_METRICS`` is True but prometheus_client is not installed "
     "(``django-snowid[metrics]``).",

@@ -16,6 +16,7 @@ from django.utils import timezone as dj_timezone
 
 from . import inventory
 from .core.digits import parse_digits
+from .core.echo import shown
 from .core.layout import DecodedId, Layout
 from .core.order_format import DecodedOrderNumber, OrderNumberFormat
 from .exceptions import InvalidId, LayoutError, SnowidError
@@ -338,7 +339,7 @@ class _Reader:
                     _layout_reading(layout, [layout.name], _snowflake_fields(ours, name))
                 ]
             elif reading:
-                raise SnowidError(f"Unknown reading {reading!r}.")
+                raise SnowidError(f"Unknown reading {shown(reading)}.")
             else:
                 self.readings = [*_layout_readings(ours), *_order_readings(ours)]
         except SnowidError as exc:  # reported on every row, after the row's own value

@@ -17,18 +17,32 @@ that has none.
 
 from __future__ import annotations
 
+import logging
+import math
 from datetime import datetime, timezone
 from typing import Any
 
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
-from rest_framework import serializers
+from rest_framework import exceptions, serializers, views
+from rest_framework.response import Response
 from rest_framework.schemas.openapi import AutoSchema
 
+from .conf import conf
+from .core.digits import parse_digits
+from .core.echo import shown
 from .core.layout import Layout
 from .core.order_format import OrderNumberFormat
 from .encoders import MAX_SAFE_INTEGER
-from .exceptions import InvalidId
+from .exceptions import (
+    TRY_AGAIN,
+    ClockMovedBackwards,
+    InvalidId,
+    OrderNumberError,
+    SequenceError,
+    SnowidError,
+    WorkerIdError,
+)
 from .fields import OrderNumberField, SnowflakeAutoField, SnowflakeField
 from .layouts import get_layout
 from .orders.formats import build_format
@@ -43,6 +57,8 @@ __all__ = [
     "SnowflakeModelSerializer",
     "SnowflakeSerializerMixin",
     "SnowflakeViewSetMixin",
+    "TryAgainLater",
+    "exception_handler",
 ]
 
 #: What an id or an order number looks like in JSON and in the schema: 1 to 19 digits.
@@ -50,6 +66,47 @@ ID_PATTERN = r"^[0-9]{1,19}$"
 #: The same in a URL (a router's ``lookup_value_regex``).
 LOOKUP_VALUE_REGEX = "[0-9]{1,19}"
 _OUR_FIELDS = (SnowflakeAutoField, SnowflakeField)
+
+logger = logging.getLogger(__name__)
+
+
+class TryAgainLater(exceptions.APIException):
+    """503 with ``Retry-After``: a refusal that passes by itself (``TRY_AGAIN``); the
+    detail names what could not be issued, never the servers behind it."""
+
+    status_code = 503
+    default_code = "try_again"
+
+    def __init__(self, refusal: SnowidError) -> None:
+        if isinstance(refusal, ClockMovedBackwards):
+            self.wait = max(1, math.ceil(refusal.behind_ms / 1000))
+        elif isinstance(refusal, WorkerIdError):
+            self.wait = max(1, math.ceil(float(conf.WORKER_LEASE_TTL_S)))
+        else:
+            self.wait = 1
+        if isinstance(refusal, OrderNumberError):
+            what = "No order number"
+        elif isinstance(refusal, SequenceError):
+            what = "No sequence value"
+        else:
+            what = "No id"
+        super().__init__(
+            f"{what} can be issued right now: nothing was saved. Try again in {self.wait} s."
+        )
+
+
+def _try_again(exc: BaseException) -> BaseException:
+    """``exc`` as the API answers it: a :class:`TryAgainLater` for our passing refusals."""
+    if isinstance(exc, TRY_AGAIN):
+        logger.warning("Nothing was saved, the client is asked to retry: %s", exc)
+        return TryAgainLater(exc)
+    return exc
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF's own handler, plus a 503 with ``Retry-After`` for our passing refusals, in any
+    view (``REST_FRAMEWORK["EXCEPTION_HANDLER"]``)."""
+    return views.exception_handler(_try_again(exc), context)
 
 
 class _SchemaPattern(RegexValidator):
@@ -75,12 +132,6 @@ def _spectacular_schema(field_class: type) -> type:
     return extend_schema_field({"type": "string", "pattern": ID_PATTERN})(field_class)
 
 
-def _shown(value: object) -> str:
-    """``value`` as an error message quotes it: its repr, long input cut."""
-    text = repr(value)
-    return text if len(text) <= 40 else text[:40] + "..."
-
-
 class _DigitsField(serializers.Field):
     """What ids and order numbers share: written as a string, read from a string of ASCII
     digits or from an integer; an integer above 2**53 - 1 is refused unless
@@ -101,25 +152,28 @@ class _DigitsField(serializers.Field):
         super().__init__(validators=validators, **kwargs)
         self.allow_unsafe_numbers = allow_unsafe_numbers
 
+    #: What a value is called in the parser's refusals.
+    what = "an id"
+
     def to_int(self, value: int | str) -> int:
         """``value`` as a valid int, or :class:`InvalidId` saying why not."""
         raise NotImplementedError
 
     def to_internal_value(self, data: Any) -> int:
         if isinstance(data, float):
-            self.fail("float", value=_shown(data))
+            self.fail("float", value=shown(data))
         if isinstance(data, bool) or not isinstance(data, (int, str)):
-            self.fail("invalid", value=_shown(data))
+            self.fail("invalid", value=shown(data))
         if isinstance(data, int) and data > MAX_SAFE_INTEGER and not self.allow_unsafe_numbers:
-            self.fail("unsafe_number", value=_shown(data))
+            self.fail("unsafe_number", value=shown(data))
         if isinstance(data, str):
-            text = data.strip()
-            if not (text.isascii() and text.isdigit()):
-                self.fail("invalid", value=_shown(data))
-            if len(text.lstrip("0")) > 19:  # before int(): huge strings cost, then raise
-                self.fail("too_long", value=_shown(data))
+            try:  # the one parser of typed numbers decides, in its own words
+                data = parse_digits(data, what=self.what)
+            except InvalidId as exc:
+                code = "too_long" if data.isascii() and data.isdigit() else "invalid"
+                raise serializers.ValidationError(str(exc), code=code) from None
         try:
-            return self.to_int(data)  # the one digit parser: no spaces around, at most 19
+            return self.to_int(data)
         except InvalidId as exc:
             raise serializers.ValidationError(str(exc), code="out_of_range") from None
 
@@ -138,7 +192,6 @@ class SnowflakeIdField(_DigitsField):
 
     default_error_messages = {
         "invalid": "{value} is not a Snowflake id: send the id as a string of digits.",
-        "too_long": "{value} is not a Snowflake id: more than 19 digits.",
         "float": "{value} is not a Snowflake id: ids are integers; send them as strings.",
         "unsafe_number": (
             "{value} was sent as a JSON number above 2**53 - 1: JavaScript clients have "
@@ -171,9 +224,9 @@ class OrderNumberSerializerField(_DigitsField):
     and has lost digits, and maybe its shard, in any JavaScript client.
     """
 
+    what = "an order number"
     default_error_messages = {
         "invalid": "{value} is not an order number: send it as a string of digits.",
-        "too_long": "{value} is not an order number: more than 19 digits.",
         "float": (
             "{value} is not an order number: order numbers are integers; send them as strings."
         ),
@@ -278,6 +331,12 @@ class SnowflakeCreatedField(serializers.DateTimeField):
 # to our columns, the pk or a ``to_field``, carry their values as strings; nested
 # serializers (``depth``) do the same. No docstring: see the module's.
 class SnowflakeSerializerMixin:
+    def save(self, **kwargs: Any) -> Any:
+        try:
+            return super().save(**kwargs)  # type: ignore[misc]
+        except TRY_AGAIN as exc:
+            raise _try_again(exc) from exc
+
     def build_standard_field(self, field_name: str, model_field: models.Field) -> Any:
         field_class, kwargs = super().build_standard_field(field_name, model_field)  # type: ignore[misc]
         spec = _string_field_spec(model_field)
@@ -322,6 +381,9 @@ class SnowflakeModelSerializer(SnowflakeSerializerMixin, serializers.ModelSerial
 # integer. No docstring: drf-spectacular would make it every operation's description.
 class SnowflakeViewSetMixin:
     lookup_value_regex = LOOKUP_VALUE_REGEX
+
+    def handle_exception(self, exc: Exception) -> Any:
+        return super().handle_exception(_try_again(exc))  # type: ignore[misc]
 
 
 class SnowflakeAutoSchema(AutoSchema):

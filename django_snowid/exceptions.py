@@ -150,3 +150,22 @@ class SequenceLocked(SequenceError):
 class SequenceNotSupported(SequenceError):
     """The configured sequence store cannot do what the call asks (on the Redis store:
     ``nowait`` and ``reset_value``). Nothing was issued."""
+
+
+#: The refusals that pass by themselves (a store back, the clock caught up, the next
+#: second, a lease freed): the request can be tried again in a moment. The admin shows
+#: them as a form error, the API as a 503 with ``Retry-After``.
+TRY_AGAIN: tuple[type[SnowidError], ...] = (
+    ClockMovedBackwards,
+    OrderNumberUnavailable,
+    OrderSecondFull,
+    OrderClockBehind,
+    OrderTransactionConflict,
+    WorkerIdUnavailable,
+    WorkerLeaseLost,
+    WorkerPoolExhausted,
+    WorkerLayoutConflict,
+    RedisUnavailable,
+    SequenceUnavailable,
+    SequenceLocked,
+)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from django.apps import apps
 from django.core import checks
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models
@@ -134,7 +135,27 @@ class GeneratedField(_Base):
 
     # ------------------------------------------------------------ checks
     def check(self, **kwargs: Any) -> list[checks.CheckMessage]:
-        return [*super().check(**kwargs), *self.check_options()]
+        return [*super().check(**kwargs), *self.check_app_installed(), *self.check_options()]
+
+    def check_app_installed(self) -> list[checks.CheckMessage]:
+        """E031, said once an app (by its first field of ours): ``django_snowid`` must be
+        installed. A field check, since the app's own checks run only when it is installed."""
+        if apps.is_installed("django_snowid"):
+            return []
+        ours = inventory.fields(None, self.model._meta.app_label)
+        if not ours or ours[0] is not self:
+            return []
+        more = f" (and {len(ours) - 1} more)" if len(ours) > 1 else ""
+        return [
+            self.error(
+                "'django_snowid' is not in INSTALLED_APPS, yet its fields are used: "
+                f"{inventory.field_label(self)}{more}. Without the app their worker-id leases "
+                "and order-number streams have no tables (migrate would fail halfway), and "
+                "its settings go unchecked.",
+                "django_snowid.E031",
+                hint="Add 'django_snowid' to INSTALLED_APPS, then run migrate. ",
+            )
+        ]
 
     def check_options(self) -> list[checks.CheckMessage]:
         """The family's checks of its own options (by default, ``shard_from``'s)."""

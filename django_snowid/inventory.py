@@ -14,6 +14,7 @@ from django.apps import apps
 from django.db import models
 from django.db.models import Max
 
+from .core.echo import shown
 from .core.order_format import OrderNumberFormat
 from .exceptions import SnowidError
 
@@ -69,9 +70,11 @@ DECODABLE: tuple[Kind, ...] = ("snowflake", "order")
 
 def fields(kinds: Kind | tuple[Kind, ...] | None = None, *labels: str) -> list[models.Field]:
     """The registered fields of installed models, optionally of some kinds and limited to
-    app or model labels (``shop`` or ``shop.Order``), in a stable order."""
+    app or model labels (``shop`` or ``shop.Order``; a model's name in any case, as
+    Django reads it), in a stable order."""
     if isinstance(kinds, str):
         kinds = (kinds,)
+    models_named = {label.lower() for label in labels if "." in label}
     found = []
     for their_kind, field in list(_registered.values()):
         if kinds is not None and their_kind not in kinds:
@@ -79,7 +82,7 @@ def fields(kinds: Kind | tuple[Kind, ...] | None = None, *labels: str) -> list[m
         if not _installed(field):
             continue
         meta = field.model._meta
-        if labels and meta.app_label not in labels and meta.label not in labels:
+        if labels and meta.app_label not in labels and meta.label_lower not in models_named:
             continue
         found.append(field)
     return sorted(found, key=field_label)
@@ -110,10 +113,10 @@ def check_labels(labels: list[str]) -> None:
                 apps.get_model(label)
             except (LookupError, ValueError):
                 raise SnowidError(
-                    f"{label!r} is not an installed model (app_label.ModelName)."
+                    f"{shown(label)} is not an installed model (app_label.ModelName)."
                 ) from None
         elif label not in {c.label for c in apps.get_app_configs()}:
-            raise SnowidError(f"{label!r} is not an installed app label.")
+            raise SnowidError(f"{shown(label)} is not an installed app label.")
 
 
 def get_field(label: str) -> models.Field:
@@ -123,7 +126,7 @@ def get_field(label: str) -> models.Field:
         if field_label(field).lower() == label.lower():
             return field
     known = ", ".join(field_label(f) for f in ours) or "none"
-    raise SnowidError(f"{label!r} names no Snowflake or order-number field; known: {known}.")
+    raise SnowidError(f"{shown(label)} names no Snowflake or order-number field; known: {known}.")
 
 
 def column_max(field: models.Field, *, using: str | None = None) -> int | None:

@@ -5,6 +5,7 @@ settings."""
 from __future__ import annotations
 
 from .conf import conf, on_settings_changed
+from .core.echo import shown
 from .core.layout import Layout, layout_from_spec
 from .exceptions import LayoutError
 
@@ -31,7 +32,7 @@ def build_layout(name: str | None = None) -> Layout:
     if spec is None:
         named = sorted(n for n in conf.LAYOUTS if n != DEFAULT)
         raise LayoutError(
-            f"Unknown layout {name!r}: the layouts are {DEFAULT!r} (SNOWID_LAYOUT) and "
+            f"Unknown layout {shown(name)}: the layouts are {DEFAULT!r} (SNOWID_LAYOUT) and "
             f"those SNOWID_LAYOUTS names ({', '.join(map(repr, named)) or 'none'})."
         )
     return layout_from_spec(spec, epoch=conf.EPOCH, name=name)

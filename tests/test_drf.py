@@ -6,6 +6,7 @@ import json
 
 import pytest
 from django.test import override_settings
+from rest_framework.exceptions import ValidationError
 from rest_framework.schemas.openapi import AutoSchema
 
 from django_snowid.drf import ID_PATTERN, SnowflakeIdField
@@ -110,13 +111,14 @@ def test_bad_foreign_keys_get_a_400_with_a_field_error(client, value):
 @pytest.mark.parametrize(
     "value, message",
     [
-        ("abc", "send the id as a string of digits"),
+        ("abc", "is not an id: only the digits 0-9"),
+        ({"id": 1}, "send the id as a string of digits"),
         (-1, "out of range"),
         (2**63, "above 2**53 - 1"),
         (1.5, "ids are integers"),
         (2**53 + 1, "already changed its last digits"),
         (str(2**53), "out of range for layout 'js'"),
-        ("1" * 5000, "more than 19 digits"),
+        ("1" * 5000, "5,000 digits, at most 19"),
     ],
 )
 def test_bad_ids_name_the_problem(value, message):
@@ -157,3 +159,24 @@ def test_drf_spectacular_says_string_with_a_pattern():
     assert review["id"]["type"] == "string" and review["id"]["pattern"] == ID_PATTERN
     assert review["product"]["type"] == "string"
     assert review["product"]["pattern"] == ID_PATTERN
+
+
+TYPED = [" 42", "42 ", "\u00a042", "\u0664\u0662", "+42", "0" * 20 + "42", "0042", "42"]
+
+
+@pytest.mark.parametrize("text", TYPED)
+def test_strings_are_judged_by_the_one_parser_of_typed_numbers(text):
+    from django_snowid.core.digits import parse_digits
+    from django_snowid.exceptions import InvalidId
+
+    try:
+        expected: int | None = parse_digits(text)
+    except InvalidId:
+        expected = None
+    for serializer_field in (SnowflakeIdField(), TicketLookupSerializer().fields["ticket"]):
+        try:
+            got: int | None = serializer_field.run_validation(text)
+        except ValidationError as exc:
+            assert exc.detail[0].code in ("invalid", "too_long"), (text, exc.detail)
+            got = None
+        assert got == expected, text

@@ -93,10 +93,11 @@ def test_posting_an_order_number_as_a_string_links_the_row(client, purchase):
 @pytest.mark.parametrize(
     "value, message",
     [
-        ("abc", "send it as a string of digits"),
+        ("abc", "is not an order number: only the digits 0-9"),
+        ([1], "send it as a string of digits"),
         (1.5, "order numbers are integers"),
         (True, "send it as a string of digits"),
-        ("7" * 5000, "more than 19 digits"),
+        ("7" * 5000, "5,000 digits, at most 19"),
         (2**60, "already changed its last digits"),
         ("12345", "not a yyMMddHHmmss date-time"),
         ("", "This field may not be null"),

@@ -99,6 +99,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "models",
         "sequences.models",
         "checks",
+        "settings_checks",
         "metrics",
     ),
     # What a feature builds on: where its state lives, its options, its parts.

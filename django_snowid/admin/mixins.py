@@ -4,12 +4,14 @@ by a pasted id."""
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta, timezone
 from typing import Any, cast
 
+from django import forms
 from django.contrib import admin
 from django.db import models
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html, format_html_join
 
 from .. import inventory
@@ -17,9 +19,11 @@ from ..core.digits import parse_digits
 from ..core.layout import DecodedId
 from ..core.order_format import DecodedOrderNumber
 from ..decoding import time_texts
-from ..exceptions import SnowidError
+from ..exceptions import TRY_AGAIN, SnowidError
 
 __all__ = ["CreatedFilter", "SnowflakeAdminMixin", "SnowflakeModelAdmin"]
+
+logger = logging.getLogger(__name__)
 
 
 def _snowflake_field(model: type[models.Model]) -> Any:
@@ -202,6 +206,38 @@ class SnowflakeAdminMixin:
         if lookups:
             return queryset.filter(lookups), False
         return queryset.none() if term else queryset, False
+
+    def changeform_view(
+        self,
+        request: HttpRequest,
+        object_id: str | None = None,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        """A save refused for a while (Redis down, the clock behind) is rolled back by the
+        view's transaction and shown again as a form error, not a server error."""
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)  # type: ignore[misc]
+        except TRY_AGAIN as exc:
+            if request.method != "POST":
+                raise
+            logger.warning("%s %s: nothing was saved: %s", request.method, request.path, exc)
+            request.snowid_refusal = exc  # type: ignore[attr-defined]
+            return super().changeform_view(request, object_id, form_url, extra_context)  # type: ignore[misc]
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        form = super().get_form(request, obj, change, **kwargs)  # type: ignore[misc]
+        refusal = getattr(request, "snowid_refusal", None)
+        if refusal is None:
+            return form
+        message = f"{refusal} Nothing was saved: try again in a moment."
+
+        def clean(self: forms.ModelForm) -> Any:
+            raise forms.ValidationError(message, code="try_again")
+
+        return type(form.__name__, (form,), {"clean": clean})
 
 
 class SnowflakeModelAdmin(SnowflakeAdminMixin, admin.ModelAdmin):

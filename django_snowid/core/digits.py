@@ -13,17 +13,13 @@ Pure Python: no Django, no I/O. Every reader of a typed number goes through
 from __future__ import annotations
 
 from ..exceptions import InvalidId
+from .echo import shown
 
 __all__ = ["MAX_DIGITS", "parse_digits"]
 
 #: 2**63 - 1 has 19 digits: no id or order number of ours is longer.
 MAX_DIGITS = 19
 _DIGITS = frozenset("0123456789")
-
-
-def _shown(text: str) -> str:
-    """``text`` for an error message, shortened: a pasted megabyte must not come back."""
-    return repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text):,} characters)"
 
 
 def parse_digits(text: object, *, what: str = "an id") -> int:
@@ -33,12 +29,12 @@ def parse_digits(text: object, *, what: str = "an id") -> int:
     The range of values is the caller's business (a layout's ids, order numbers).
     """
     if not isinstance(text, str):
-        raise InvalidId(f"{_shown(repr(text))} is not {what}: expected a string of digits 0-9.")
+        raise InvalidId(f"{shown(text)} is not {what}: expected a string of digits 0-9.")
     if not text or not _DIGITS.issuperset(text):
-        raise InvalidId(f"{_shown(text)} is not {what}: only the digits 0-9, nothing else.")
+        raise InvalidId(f"{shown(text)} is not {what}: only the digits 0-9, nothing else.")
     if len(text) > MAX_DIGITS:
         raise InvalidId(
-            f"{_shown(text)} is not {what}: {len(text):,} digits, at most {MAX_DIGITS} "
+            f"{shown(text)} is not {what}: {len(text):,} digits, at most {MAX_DIGITS} "
             "(2**63 - 1 has 19)."
         )
     return int(text)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 from typing import Final
 
+from .echo import shown
+
 __all__ = [
     "LOW_WATER_S",
     "TARGET_S",
@@ -42,7 +44,7 @@ def check_name(name: object) -> str:
     """``name`` if it may name a sequence; ``ValueError`` that says why not otherwise."""
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ValueError(
-            f"{name!r} is not a sequence name: use 1 to 100 letters, digits, '_', '-' or '.'."
+            f"{shown(name)} is not a sequence name: use 1 to 100 letters, digits, '_', '-' or '.'."
         )
     return name
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from django.apps import apps
+from django.db import DatabaseError, router
 
 from .. import inventory
 from ..checks import configured_layouts
@@ -135,7 +136,20 @@ def clock_not_behind(clock: Callable[[], int] = time.time_ns) -> list[Finding]:
         layout = layouts.get(name)
         if layout is None:
             continue  # a system check says what is wrong with it
-        newest = database_tick_bound(layout, fields)  # type: ignore[arg-type]
+        try:
+            newest = database_tick_bound(layout, fields)  # type: ignore[arg-type]
+        except DatabaseError as exc:
+            where = sorted({router.db_for_read(f.model) for f in fields})  # type: ignore[attr-defined]
+            findings.append(
+                Finding(
+                    True,
+                    f"The newest ids of layout {name!r} could not be read from the database "
+                    f"{', '.join(map(repr, where))} ({type(exc).__name__}: {exc}): this check "
+                    "cannot tell whether this host's clock is behind them. Bring the database "
+                    "back, or check DATABASES.",
+                )
+            )
+            continue
         if newest < 0:
             continue
         behind_ms = (layout.epoch_ns + newest * layout.unit_ns - clock()) / 1_000_000

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.apps import apps
 from django.core import checks
 from django.db import models
 
@@ -43,6 +44,17 @@ class _SequenceMixin(GeneratedField):
     def check_options(self) -> list[checks.CheckMessage]:
         # A bad declaration is the settings checks' to report (E302, E303); the field
         # reports what is its own: a name the settings refuse.
+        if not apps.is_installed("django_snowid.sequences"):
+            return [
+                self.error(
+                    "'django_snowid.sequences' is not in INSTALLED_APPS: the sequence field "
+                    f"{self.model._meta.label}.{self.name} has no table to draw its values "
+                    "from.",
+                    "django_snowid.E313",
+                    hint="Add 'django_snowid.sequences' to INSTALLED_APPS (after "
+                    "'django_snowid'), then run migrate. ",
+                )
+            ]
         try:
             get_spec(self.sequence)
         except UnknownSequence as exc:

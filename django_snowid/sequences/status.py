@@ -76,6 +76,11 @@ def raise_by(stored: str, by: int, using: str | None = None) -> int:
     spec = _spec(stored)
     for _ in range(2000):
         state = store.state(stored)
+        if state.get("max", 0) + by > 2**63 - 1:
+            raise SequenceError(
+                f"Raising the mark of {stored!r} ({state.get('max', 0)}) by {by} would pass "
+                "2**63 - 1, the largest value a sequence can hold."
+            )
         if store.raise_mark(spec, stored, using, rates=Rates(), floor=state.get("max", 0), by=by):
             return store.state(stored)["max"]
         time.sleep(0.005)  # another client holds the lock: let it finish

@@ -7,7 +7,8 @@ from typing import Any
 
 import django
 from django.core.checks import CheckMessage, Error, Tags, Warning
-from django.db import connections, models, router
+from django.db import DatabaseError, connections, models, router
+from django.db.migrations.executor import MigrationExecutor
 
 from ...checks import HINT, Check, error, is_number
 from ...conf import conf
@@ -156,10 +157,15 @@ def check_database_defaults(
     app_configs: Any = None, databases: Iterable[str] | None = None, **kwargs: Any
 ) -> list[CheckMessage]:
     """W600: columns whose database default is missing or stale (``migrate`` and
-    ``check --database`` run it)."""
+    ``check --database`` run it); not those of an app with migrations still to apply,
+    which ``migrate`` is about to create or change."""
     messages: list[CheckMessage] = []
     for alias in databases or ():
-        for row in missing(alias):
+        rows = missing(alias)
+        pending = _apps_with_pending_migrations(alias) if rows else set()
+        for row in rows:
+            if row["field"].split(".", 1)[0] in pending:
+                continue
             messages.append(
                 Warning(
                     f"{row['field']} on the database {alias!r}: the column {row['table']}."
@@ -172,6 +178,16 @@ def check_database_defaults(
                 )
             )
     return messages
+
+
+def _apps_with_pending_migrations(alias: str) -> set[str]:
+    """The labels of the apps with migrations not applied yet on the database ``alias``."""
+    try:
+        executor = MigrationExecutor(connections[alias])
+        plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    except DatabaseError:
+        return set()
+    return {migration.app_label for migration, _ in plan}
 
 
 CHECKS: tuple[Check, ...] = (

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -13,6 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
 
 from ...audit import KINDS, AuditReport, run_audit
+from ...core.echo import shown
 from ...exceptions import SnowidError
 from ...inventory import check_labels
 from ._store_errors import store_errors
@@ -25,11 +27,15 @@ def _positive(kind: type, what: str) -> Any:
     def parse(text: str) -> Any:
         try:
             value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number of {what}") from None
+            if kind is float and math.isfinite(value):
+                timedelta(seconds=value)  # seconds: within what a date-time can count
+        except (ValueError, OverflowError):
+            raise argparse.ArgumentTypeError(f"{shown(text)} is not a number of {what}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{shown(text)} is not a finite number of {what}")
         lowest = 1 if kind is int else 0
         if value < lowest:
-            raise argparse.ArgumentTypeError(f"{text!r} is below {lowest}")
+            raise argparse.ArgumentTypeError(f"{shown(text)} is below {lowest}")
         return value
 
     return parse
@@ -99,14 +105,16 @@ class Command(BaseCommand):
         labels = [*labels, *model]
         for label in model:
             if "." not in label:
-                raise CommandError(f"--model {label!r} is not app_label.ModelName.", returncode=2)
+                raise CommandError(
+                    f"--model {shown(label)} is not app_label.ModelName.", returncode=2
+                )
         try:
             check_labels(labels)
         except SnowidError as exc:
             raise CommandError(str(exc), returncode=2) from None
         if database is not None and database not in connections:
             raise CommandError(
-                f"--database {database!r} is not in DATABASES ({', '.join(connections)}).",
+                f"--database {shown(database)} is not in DATABASES ({', '.join(connections)}).",
                 returncode=2,
             )
         now = datetime.now(timezone.utc)

@@ -10,6 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, connections
 
+from ...core.echo import shown
 from ...exceptions import SnowidError
 from ...ids.database.install import install, record_all
 from ...ids.database.status import column_rows
@@ -42,7 +43,7 @@ class Command(BaseCommand):
         **options: Any,
     ) -> None:
         if database is not None and database not in connections:
-            raise CommandError(f"{database!r} is not a database alias of DATABASES.")
+            raise CommandError(f"{shown(database)} is not a database alias of DATABASES.")
         aliases = [database] if database else list(connections)
         try:
             if action == "install":

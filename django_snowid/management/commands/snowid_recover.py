@@ -18,6 +18,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections, router
 
 from ... import inventory
+from ...core.echo import shown
 from ...exceptions import OrderNumberError, OrderNumberUnavailable, SnowidError
 from ...inventory import check_labels, column_max, field_label
 from ...orders.issuer import fields_of_stream
@@ -68,7 +69,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         if database is not None and database not in connections:
             raise CommandError(
-                f"--database {database!r} is not in DATABASES ({', '.join(connections)})."
+                f"--database {shown(database)} is not in DATABASES ({', '.join(connections)})."
             )
         order_fields = inventory.order_fields(*labels)
         store = get_store()

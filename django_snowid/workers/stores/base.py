@@ -137,9 +137,14 @@ def horizon_text(horizon_ms: int) -> str:
 
 
 def expires_in_s(lease: LeaseInfo, now_ms: int) -> float | str:
-    """Seconds until ``lease`` expires, or what holds it for a lock file."""
+    """Seconds until ``lease`` expires; else what holds it (a lock file), or that it was
+    released (its holder gave it back) or has expired."""
     if lease.expires_ms == WHILE_ALIVE:
         return "while its process lives"
     if lease.expires_ms >= NEVER_EXPIRES:
         return "never"
+    if lease.expires_ms == 0:
+        return "released"
+    if lease.expires_ms <= now_ms:
+        return f"expired {(now_ms - lease.expires_ms) / 1000:.1f} s ago"
     return round((lease.expires_ms - now_ms) / 1000, 1)

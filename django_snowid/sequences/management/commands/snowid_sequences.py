@@ -2,16 +2,41 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import math
 import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connections
 
+from ....core.echo import shown
 from ....core.sequence_plan import check_name
 from ....exceptions import SequenceError
 from ...from_django_sequences import TABLE, carry_over
 from ...status import raise_by, raise_if_low, sequence_rows
+
+#: The largest value a sequence can hold (a signed BIGINT).
+LARGEST = 2**63 - 1
+
+
+def _number(kind: type, *, least: float, most: float) -> Any:
+    """An argument type: a finite ``kind`` from ``least`` to ``most``."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            number = "a whole number" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"{shown(text)} is not {number}") from None
+        if not (math.isfinite(value) and least <= value <= most):
+            upper = "2**63 - 1" if most == LARGEST else f"{most:g}"
+            raise argparse.ArgumentTypeError(f"{shown(text)} is not from {least:g} to {upper}")
+        return value
+
+    return parse
+
 
 COLUMNS = ("stored", "current", "mark", "headroom", "minutes_left", "rate_last_s", "rate_5min")
 
@@ -27,10 +52,20 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--json", action="store_true", dest="as_json")
         parser.add_argument("--raise", dest="raise_name", metavar="NAME")
-        parser.add_argument("--by", type=int, metavar="N")
+        parser.add_argument("--by", type=_number(int, least=1, most=LARGEST), metavar="N")
         parser.add_argument("--serve", action="store_true")
-        parser.add_argument("--interval", type=float, default=1.0, help="--serve: seconds")
-        parser.add_argument("--rounds", type=int, default=0, help="--serve: stop after N")
+        parser.add_argument(
+            "--interval",
+            type=_number(float, least=0.001, most=86400),
+            default=1.0,
+            help="--serve: seconds",
+        )
+        parser.add_argument(
+            "--rounds",
+            type=_number(int, least=0, most=LARGEST),
+            default=0,
+            help="--serve: stop after N (0: never)",
+        )
         parser.add_argument("--database", default=None)
         parser.add_argument(
             "--import-django-sequences",
@@ -56,6 +91,10 @@ class Command(BaseCommand):
         table: str,
         **options: Any,
     ) -> None:
+        if database is not None and database not in connections:
+            raise CommandError(
+                f"--database {shown(database)} is not in DATABASES ({', '.join(connections)})."
+            )
         try:
             if import_django_sequences:
                 self._import(table, database, as_json, options["verbosity"])
