@@ -6,6 +6,7 @@ from django.apps import AppConfig
 from django.db.models.signals import post_migrate, pre_migrate
 
 from . import checks
+from .adopt import checks as adopt_checks
 from .conf import conf
 from .ids import checks as ids_checks
 from .ids.database import checks as database_ids_checks
@@ -28,6 +29,7 @@ class SnowidConfig(AppConfig):
             workers_checks,
             orders_checks,
             metrics_checks,
+            adopt_checks,
             checks,
         ):
             checks.register(feature.CHECKS)

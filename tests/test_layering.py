@@ -140,6 +140,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "drf",
         "audit",
         "audit.*",
+        "adopt",
+        "adopt.*",
     ),
     # What Django loads: checks, the admin, commands, app configs, the packages' faces.
     (
