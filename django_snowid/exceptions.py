@@ -150,3 +150,8 @@ class SequenceLocked(SequenceError):
 class SequenceNotSupported(SequenceError):
     """The configured sequence store cannot do what the call asks (on the Redis store:
     ``nowait`` and ``reset_value``). Nothing was issued."""
+
+
+class AdoptionError(SnowidError):
+    """``snowid_adopt`` (or its migration) cannot switch a model to Snowflake ids as asked;
+    the message says why and what to do. Nothing was changed by the refused step."""

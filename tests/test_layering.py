@@ -110,6 +110,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "orders.formats",
         "sequences.spec",
         "ids.lookups",
+        "adopt.journal",
         "ids.publicids",
         "ids.database.geometry",
         "ids.database.postgresql",
