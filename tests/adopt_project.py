@@ -40,6 +40,7 @@ class AdoptProject:
             "SNOWID_ADOPT_MIGRATIONS": self.package,
             "SNOWID_ADOPT_SQLITE": str(where / "adopt.sqlite3"),
             "SNOWID_ADOPT_DB_NAME": self.name,
+            "PYTHONUNBUFFERED": "1",
         }
         if taggit_default:
             self.env["SNOWID_ADOPT_TAGGIT_DEFAULT"] = "1"

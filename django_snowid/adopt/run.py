@@ -70,6 +70,7 @@ def execute(
         journal.started_at, journal.finished_at = datetime.now(timezone.utc), None
         journal.save(using=using)
     if journal.step < 1:
+        remove_unapplied(facts.migrations, using=using)  # half-written by a run killed here
         _, changes = read_facts(label, using=using)
         write_migrations(changes, facts.migrations, using=using)
         out(f"step 1/{len(plan.steps)}: {plan.steps[0].what}")
