@@ -18,7 +18,8 @@ HISTORICAL = """
 from django.db.migrations.loader import MigrationLoader
 from django.db import connection
 state = MigrationLoader(connection).project_state(('adoptapp', '0001_initial')).apps
-Shelf, Book, Reader, Note, Label = (state.get_model('adoptapp', n) for n in ('Shelf', 'Book', 'Reader', 'Note', 'ShelfLabel'))
+names = ('Shelf', 'Book', 'Reader', 'Note', 'ShelfLabel')
+Shelf, Book, Reader, Note, Label = (state.get_model('adoptapp', n) for n in names)
 CT = state.get_model('contenttypes', 'ContentType')
 ct = CT.objects.get_or_create(app_label='adoptapp', model='shelf')[0]
 """
@@ -81,6 +82,21 @@ def check_adopted(project: AdoptProject) -> None:
     new, old_max = out.split("NEW ", 1)[1].split()[:2]
     assert int(new) > int(old_max) and int(new) > 2**40
     assert "['red'] 1 1" in out
+    legacy = project.shell(
+        "from datetime import datetime, timedelta, timezone\n"
+        "from tests.adoptapp.models import Shelf\n"
+        "epoch = datetime(2020, 1, 1, tzinfo=timezone.utc)\n"
+        "later = datetime.now(timezone.utc) + timedelta(hours=1)\n"
+        "print('AFTER', Shelf.objects.filter(pk__created_after=epoch).count(),\n"
+        "      'BEFORE', Shelf.objects.filter(pk__created_before=later).count(),\n"
+        "      'EARLY', Shelf.objects.filter(pk__created_before=epoch.replace(year=2021)).count(),\n"
+        "      'ALL', Shelf.objects.count())\n"
+    )
+    total = int(legacy.split("ALL ")[1])
+    assert f"AFTER 1 BEFORE {total} EARLY 0" in legacy, legacy
+    decoded = project.manage("snowid_decode", "1")
+    assert "a legacy id, from before Snowflake ids were adopted" in decoded.stdout + decoded.stderr
+    assert "2020-01-01" not in decoded.stdout
     drift = project.manage("makemigrations", "--check", "--dry-run")
     assert drift.returncode == 0, drift.stdout + drift.stderr
     assert "No changes detected" in drift.stdout
@@ -209,9 +225,11 @@ def test_killed_at_every_step_and_resumed_under_writes(project):
     check = project.shell(
         "from django.db import connection\n"
         "with connection.cursor() as c:\n"
-        "    c.execute('SELECT count(*) FROM adoptapp_book b LEFT JOIN adoptapp_shelf s ON s.id = b.shelf_id WHERE s.id IS NULL')\n"
+        "    c.execute('SELECT count(*) FROM adoptapp_book b LEFT JOIN adoptapp_shelf s '\n"
+        "              'ON s.id = b.shelf_id WHERE s.id IS NULL')\n"
         "    print('ORPHANS', c.fetchone()[0])\n"
-        "    c.execute(\"SELECT count(*) FROM pg_constraint WHERE NOT convalidated AND conrelid::regclass::text LIKE 'adoptapp%%'\")\n"
+        '    c.execute("SELECT count(*) FROM pg_constraint WHERE NOT convalidated "\n'
+        "              \"AND conrelid::regclass::text LIKE 'adoptapp%%'\")\n"
         "    print('INVALID', c.fetchone()[0])\n"
     )
     assert "ORPHANS 0" in check and "INVALID 0" in check
@@ -253,7 +271,8 @@ def test_undo_before_the_swap(project):
     columns = project.shell(
         "from django.db import connection\n"
         "with connection.cursor() as c:\n"
-        "    c.execute(\"SELECT count(*) FROM information_schema.columns WHERE column_name LIKE '%%_snowid'\")\n"
+        '    c.execute("SELECT count(*) FROM information_schema.columns "\n'
+        "              \"WHERE column_name LIKE '%%_snowid'\")\n"
         "    print('SHADOWS', c.fetchone()[0])\n"
     )
     assert "SHADOWS 0" in columns

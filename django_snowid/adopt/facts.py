@@ -109,7 +109,7 @@ def read_facts(label: str, *, using: str) -> tuple[Facts, list[Change]]:
         f"{m.app_label}.{m.name}" for m, _ in executor.migration_plan(loader.graph.leaf_nodes())
     ]
     changes: list[Change] = (
-        [Change(meta.app_label, meta.model_name, pk.name, pk, True)] if is_ours else []
+        [Change(meta.app_label, str(meta.model_name), pk.name, pk, True)] if is_ours else []
     )
 
     types: dict[str, dict[str, tuple[str, bool]]] = {}
@@ -209,7 +209,9 @@ def _generic_columns(
         if holds_64_bit(field):
             found.append(holder)
             if not holds_64_bit(old):
-                changes.append(Change(meta.app_label, meta.model_name, field.name, field, False))
+                changes.append(
+                    Change(meta.app_label, str(meta.model_name), field.name, field, False)
+                )
             continue
         if content_type is None:
             content_type = ContentType.objects.db_manager(connection.alias).get_for_model(model)

@@ -4,10 +4,10 @@ and the legacy-id boundary of every adopted model, read once a process and datab
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import Any
 
 from django.db import DatabaseError, connections, router
 
-from ..models import IdAdoption
 
 __all__ = ["forget", "legacy_boundaries", "legacy_boundary", "record_done"]
 
@@ -24,6 +24,8 @@ def legacy_boundaries(using: str) -> dict[str, int]:
     their ids below it are legacy ids. One query a process and database."""
     known = _boundaries.get(using)
     if known is None:
+        from ..models import IdAdoption  # the models import the fields, which import us
+
         connection = connections[using]
         try:
             if IdAdoption._meta.db_table not in connection.introspection.table_names():
@@ -53,8 +55,10 @@ def record_done(
     first_id: int,
     old_max: int | None,
     started: datetime,
-) -> IdAdoption:
+) -> Any:
     """Mark ``label`` adopted (a running switch keeps the boundary it started with)."""
+    from ..models import IdAdoption
+
     row = IdAdoption.objects.using(using).filter(label=label).first()
     if row is None or row.state == "undone":
         row = row or IdAdoption(label=label)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from typing import Any
 
 from django.db import connections, migrations
 from django.db.migrations.loader import MigrationLoader
@@ -29,13 +30,18 @@ def write_migrations(changes: list[Change], names: tuple[str, ...], *, using: st
         if (app_label, name) in loader.disk_migrations:
             continue  # written by the run that stopped
         parents = loader.graph.leaf_nodes(app_label)
-        migration = migrations.Migration(name, app_label)
-        migration.dependencies = [*parents, JOURNAL]
+        operations: list[Any] = []
         for change in (c for c in changes if c.app_label == app_label):
             kind = AdoptSnowflakeIds if change.adopt else migrations.AlterField
-            migration.operations.append(
-                kind(model_name=change.model_name, name=change.name, field=change.field.clone())
+            field: Any = change.field
+            operations.append(
+                kind(model_name=change.model_name, name=change.name, field=field.clone())
             )
+        migration = type(
+            "Migration",
+            (migrations.Migration,),
+            {"dependencies": [*parents, JOURNAL], "operations": operations},
+        )(name, app_label)
         writer = MigrationWriter(migration)
         path = Path(writer.path)
         path.write_text(writer.as_string())
@@ -48,9 +54,9 @@ def record_applied(names: tuple[str, ...], *, using: str) -> None:
     recorder = MigrationRecorder(connections[using])
     applied = recorder.applied_migrations()
     for full in names:
-        key = tuple(full.split(".", 1))
-        if key not in applied:
-            recorder.record_applied(*key)
+        app_label, name = full.split(".", 1)
+        if (app_label, name) not in applied:
+            recorder.record_applied(app_label, name)
 
 
 def remove_unapplied(names: tuple[str, ...], *, using: str) -> list[str]:
@@ -58,7 +64,8 @@ def remove_unapplied(names: tuple[str, ...], *, using: str) -> list[str]:
     loader = MigrationLoader(connections[using], ignore_no_migrations=True)
     removed = []
     for full in names:
-        key = tuple(full.split(".", 1))
+        app_label, name = full.split(".", 1)
+        key = (app_label, name)
         if key in loader.applied_migrations or key not in loader.disk_migrations:
             continue
         module = importlib.import_module(loader.disk_migrations[key].__module__)

@@ -126,7 +126,8 @@ class Command(BaseCommand):
         if resumed:
             write("Resuming the switch that stopped (its plan, from the journal).")
         write(
-            f"No id changes. Largest id now: {facts.old_max if facts.old_max is not None else 'none'}"
+            f"No id changes. Largest id now: "
+            f"{facts.old_max if facts.old_max is not None else 'none'}"
             f"; new ids start at {facts.first_id} or above, so ordering by pk follows creation."
         )
         write("Columns:")
