@@ -463,15 +463,15 @@ def _legacy(row: DecodedRow, reader: _Reader) -> bool:
     fields = [h.field for h in row.holders] or [
         f for r in reader.readings if r.label == row.reading for f in r.fields
     ]
-    for field in fields:
-        if not field.primary_key:
+    for held in fields:
+        if not held.primary_key:
             continue
-        boundary = legacy_boundary(field.model)
+        boundary = legacy_boundary(held.model)
         if boundary is not None and row.value < boundary:
             row.kind, row.time_utc, row.parts, row.bits = "legacy", None, [], []
             row.error = (
                 f"{row.value} is a legacy id, from before Snowflake ids were adopted "
-                f"({field.model._meta.label}: ids below {boundary})."
+                f"({held.model._meta.label}: ids below {boundary})."
             )
             return True
     return False

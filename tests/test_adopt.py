@@ -86,10 +86,11 @@ def check_adopted(project: AdoptProject) -> None:
         "from datetime import datetime, timedelta, timezone\n"
         "from tests.adoptapp.models import Shelf\n"
         "epoch = datetime(2020, 1, 1, tzinfo=timezone.utc)\n"
+        "early = epoch.replace(year=2021)\n"
         "later = datetime.now(timezone.utc) + timedelta(hours=1)\n"
         "print('AFTER', Shelf.objects.filter(pk__created_after=epoch).count(),\n"
         "      'BEFORE', Shelf.objects.filter(pk__created_before=later).count(),\n"
-        "      'EARLY', Shelf.objects.filter(pk__created_before=epoch.replace(year=2021)).count(),\n"
+        "      'EARLY', Shelf.objects.filter(pk__created_before=early).count(),\n"
         "      'ALL', Shelf.objects.count())\n"
     )
     total = int(legacy.split("ALL ")[1])

@@ -8,7 +8,6 @@ from typing import Any
 
 from django.db import DatabaseError, connections, router
 
-
 __all__ = ["forget", "legacy_boundaries", "legacy_boundary", "record_done"]
 
 _boundaries: dict[str, dict[str, int]] = {}

@@ -14,7 +14,6 @@ from django.core.exceptions import EmptyResultSet
 from django.db.models import lookups
 
 from ..adopt.journal import legacy_boundary
-
 from ..core.layout import Layout
 from ..db.private import operator_sql
 from ..exceptions import LayoutError
