@@ -18,7 +18,7 @@ from .migration import record_applied, remove_unapplied, write_migrations
 from .online import Online
 from .plan import Plan, build_plan
 
-__all__ = ["current_plan", "execute", "undo"]
+__all__ = ["adopted", "current_plan", "execute", "undo"]
 
 
 def _running(label: str, using: str) -> IdAdoption | None:
@@ -38,6 +38,13 @@ def current_plan(
         kept = [s for s in plan.steps if s.action != "drop_identity"]
         plan.steps = [replace(step, number=n) for n, step in enumerate(kept, 1)]
     return plan, False
+
+
+def adopted(label: str, *, using: str) -> bool:
+    """Whether the journal holds ``label``'s switch as done."""
+    if not _journal_exists(using):
+        return False
+    return IdAdoption.objects.using(using).filter(label__iexact=label, state="done").exists()
 
 
 def _journal_exists(using: str) -> bool:

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DEFAULT_DB_ALIAS, connections
 
 from ...adopt.plan import Plan
-from ...adopt.run import current_plan, execute, undo
+from ...adopt.run import adopted, current_plan, execute, undo
 from ...exceptions import AdoptionError
 
 
@@ -82,6 +82,9 @@ class Command(BaseCommand):
     def one(self, label: str, using: str, options: dict[str, Any]) -> None:
         if options["undo"]:
             undo(label, using=using, out=self.stdout.write)
+            return
+        if adopted(label, using=using):
+            self.stdout.write(f"{label}: done; switched to Snowflake ids already.")
             return
         plan, resumed = current_plan(
             label,
