@@ -6,6 +6,8 @@ from django.apps import AppConfig
 from django.db.models.signals import post_migrate, pre_migrate
 
 from . import checks, settings_checks
+from .adopt import checks as adopt_checks
+from .adopt import identity as adopt_identity
 from .conf import conf
 from .ids import checks as ids_checks
 from .ids.database import checks as database_ids_checks
@@ -29,6 +31,7 @@ class SnowidConfig(AppConfig):
             orders_checks,
             metrics_checks,
             settings_checks,
+            adopt_checks,
             checks,
         ):
             checks.register(feature.CHECKS)
@@ -39,6 +42,10 @@ class SnowidConfig(AppConfig):
         )
         post_migrate.connect(
             database_ids_install.post_migrate, sender=self, dispatch_uid="snowid-database-ids-post"
+        )
+        # The way back from Snowflake ids: identities continue above the largest id.
+        post_migrate.connect(
+            adopt_identity.post_migrate, sender=self, dispatch_uid="snowid-adopt-identity"
         )
         if conf.METRICS is True and importlib.util.find_spec("prometheus_client") is not None:
             from .metrics.collector import install  # imports prometheus_client: only then

@@ -151,6 +151,18 @@ CHECK_IDS: dict[str, str] = {
     "django_snowid.W800": "django-sequences' table holds sequences above the values of ours: run "
     "``manage.py snowid_sequences --import-django-sequences`` before drawing them "
     "(a database check: ``migrate``, ``check --database``).",
+    # -------------------------------------------------------------- adoption
+    "django_snowid.E900": "A model with a Snowflake primary key declares a generic relation (a "
+    "``GenericRelation``, or a django-taggit ``TaggableManager``) whose object-id column cannot "
+    "hold a 64-bit id (``IntegerField``, ``PositiveIntegerField``, a short ``CharField``): the "
+    "first row it relates fails on PostgreSQL and MariaDB/MySQL. Names the app, model and "
+    "column; give the relation a through model whose ``object_id`` is a ``BigIntegerField`` "
+    "(see :doc:`/adopting`).",
+    "django_snowid.W900": "A ``GenericForeignKey`` of any installed app stores object ids in a "
+    "column that cannot hold a 64-bit id while models with Snowflake primary keys exist: "
+    "relating one of their rows fails. Widen the field if it is yours; for another app's "
+    "model (django-taggit's ``TaggedItem``) relate Snowflake rows through a model of your "
+    "own, then silence the warning (see :doc:`/adopting`).",
     # ----------------------------------------------------------------- Redis
     "django_snowid.E500": "``SNOWID_REDIS_CLIENT_FACTORY`` is not a dotted path, or cannot be "
     "imported.",

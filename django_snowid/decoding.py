@@ -15,6 +15,7 @@ from django.db import models
 from django.utils import timezone as dj_timezone
 
 from . import inventory
+from .adopt.journal import legacy_boundary
 from .core.digits import parse_digits
 from .core.echo import shown
 from .core.layout import DecodedId, Layout
@@ -397,6 +398,8 @@ def decode_tokens(
         except SnowidError as exc:  # InvalidId, LayoutError and the like: a per-row error
             row.error = str(exc)
             continue
+        if row.kind == "snowflake" and _legacy(row, reader):
+            continue
         if row.time_utc is not None:
             row.created_utc, row.created_local, row.zone = time_texts(
                 row.time_utc, milliseconds=row.kind == "snowflake"
@@ -453,3 +456,23 @@ def _detect(
 
 def _what(reading: _Reading) -> str:
     return "an order number" if reading.kind == "order" else "a Snowflake id"
+
+
+def _legacy(row: DecodedRow, reader: _Reader) -> bool:
+    """Mark ``row`` a legacy id when it lies below the first Snowflake id of an adopted
+    model it belongs to (a row of it holds the value, or its reading is that model's)."""
+    fields = [h.field for h in row.holders] or [
+        f for r in reader.readings if r.label == row.reading for f in r.fields
+    ]
+    for held in fields:
+        if not held.primary_key:
+            continue
+        boundary = legacy_boundary(held.model)
+        if boundary is not None and row.value < boundary:
+            row.kind, row.time_utc, row.parts, row.bits = "legacy", None, [], []
+            row.error = (
+                f"{row.value} is a legacy id, from before Snowflake ids were adopted "
+                f"({held.model._meta.label}: ids below {boundary})."
+            )
+            return True
+    return False

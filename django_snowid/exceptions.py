@@ -152,6 +152,11 @@ class SequenceNotSupported(SequenceError):
     ``nowait`` and ``reset_value``). Nothing was issued."""
 
 
+class AdoptionError(SnowidError):
+    """``snowid_adopt`` (or its migration) cannot switch a model to Snowflake ids as asked;
+    the message says why and what to do. Nothing was changed by the refused step."""
+
+
 #: The refusals that pass by themselves (a store back, the clock caught up, the next
 #: second, a lease freed): the request can be tried again in a moment. The admin shows
 #: them as a form error, the API as a 503 with ``Retry-After``.

@@ -75,3 +75,27 @@ class StoreStatus(models.Model):
         permissions = [("view_status", "Can see the status of streams, leases and sequences")]
         verbose_name = "store status"
         verbose_name_plural = "Status of streams, leases and sequences"
+
+
+class IdAdoption(models.Model):
+    """A model switched to Snowflake ids (``snowid_adopt`` or its migration): the journal
+    of the switch, to resume it, and the boundary below which its ids are legacy ids."""
+
+    label = models.CharField(max_length=200, unique=True)  # "app_label.Model"
+    table = models.CharField(max_length=200)
+    column = models.CharField(max_length=200)
+    #: Ids below it are legacy ids: the smallest Snowflake id of the switch's start.
+    first_id = models.BigIntegerField()
+    old_max = models.BigIntegerField(null=True)
+    state = models.CharField(max_length=20, default="running")  # running, done, undone
+    step = models.IntegerField(default=0)  # the next step of ``plan`` to run
+    progress = models.JSONField(default=dict)  # the backfill's position per table
+    plan = models.JSONField(default=dict)
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True)
+
+    class Meta:
+        verbose_name = "Snowflake id adoption"
+
+    def __str__(self) -> str:
+        return self.label

@@ -111,6 +111,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "orders.formats",
         "sequences.spec",
         "ids.lookups",
+        "adopt.journal",
         "ids.publicids",
         "ids.database.geometry",
         "ids.database.postgresql",
@@ -141,6 +142,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "drf",
         "audit",
         "audit.*",
+        "adopt",
+        "adopt.*",
     ),
     # What Django loads: checks, the admin, commands, app configs, the packages' faces.
     (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.recorder import MigrationRecorder
@@ -69,3 +70,29 @@ def test_a_new_database_migrates_in_one_step_an_app():
         ("django_snowid", "0001_initial", False),
         ("snowid_sequences", "0001_initial", False),
     ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_way_back_continues_above_the_largest_id(back_to_latest):
+    call_command("migrate", "testapp", "0001", verbosity=0)
+    old_apps = MigrationExecutor(connection).loader.project_state(BEFORE).apps
+    legacy = [
+        old_apps.get_model("testapp", "Legacy").objects.create(name=f"old{i}") for i in range(3)
+    ]
+    call_command("migrate", "testapp", "0002", verbosity=0)
+    from tests.testapp.models import Legacy
+
+    snowflake = Legacy.objects.create(name="snowflake")
+    assert snowflake.pk > 2**40
+
+    call_command("migrate", "testapp", "0001", verbosity=0)  # back to BigAutoField
+    OldLegacy = (
+        MigrationExecutor(connection)
+        .loader.project_state(BEFORE)
+        .apps.get_model("testapp", "Legacy")
+    )
+    after = OldLegacy.objects.create(name="after")  # the database numbers it again
+    assert after.pk > snowflake.pk
+    assert sorted(OldLegacy.objects.values_list("pk", flat=True)) == sorted(
+        [p.pk for p in legacy] + [snowflake.pk, after.pk]
+    )

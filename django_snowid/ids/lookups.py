@@ -10,8 +10,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from django.core.exceptions import EmptyResultSet
 from django.db.models import lookups
 
+from ..adopt.journal import legacy_boundary
 from ..core.layout import Layout
 from ..db.private import operator_sql
 from ..exceptions import LayoutError
@@ -40,6 +42,13 @@ class _CreatedLookup:
         """The smallest id issued at or after ``value``."""
         return self.layout.min_id_at(_moment(value, self.lookup_name))
 
+    def boundary(self) -> int | None:
+        """Where the legacy ids of an adopted model end (their creation time is unknown)."""
+        field = self.lhs.output_field
+        if not field.primary_key:
+            return None
+        return legacy_boundary(field.model)
+
 
 class CreatedAfter(_CreatedLookup, lookups.GreaterThanOrEqual):
     """``field__created_after=moment``: ids issued at or after ``moment`` (its tick)."""
@@ -47,7 +56,7 @@ class CreatedAfter(_CreatedLookup, lookups.GreaterThanOrEqual):
     lookup_name = "created_after"
 
     def get_prep_lookup(self) -> Any:
-        return self.first_id(self.rhs)
+        return max(self.first_id(self.rhs), self.boundary() or 0)
 
     def get_rhs_op(self, connection: Any, rhs: str) -> str:
         return operator_sql(connection, "gte", rhs)  # keyed by the built-in lookup's name
@@ -61,6 +70,12 @@ class CreatedBefore(_CreatedLookup, lookups.LessThan):
     def get_prep_lookup(self) -> Any:
         return self.first_id(self.rhs)
 
+    def as_sql(self, compiler: Any, connection: Any) -> Any:
+        boundary = self.boundary()
+        if boundary is not None and self.rhs <= boundary:
+            raise EmptyResultSet  # before the switch: legacy rows' times are unknown
+        return super().as_sql(compiler, connection)
+
     def get_rhs_op(self, connection: Any, rhs: str) -> str:
         return operator_sql(connection, "lt", rhs)
 
@@ -72,7 +87,7 @@ class CreatedRange(_CreatedLookup, lookups.Range):
 
     def get_prep_lookup(self) -> Any:
         start, end = self.rhs
-        return (self.first_id(start), self.first_id(end) - 1)
+        return (max(self.first_id(start), self.boundary() or 0), self.first_id(end) - 1)
 
 
 LOOKUPS = (CreatedAfter, CreatedBefore, CreatedRange)

@@ -112,6 +112,7 @@ def checks_rst() -> list[str]:
 COMMANDS = {
     "snowid_decode": "django_snowid.management.commands.snowid_decode",
     "snowid_recover": "django_snowid.management.commands.snowid_recover",
+    "snowid_adopt": "django_snowid.management.commands.snowid_adopt",
     "snowid_workers": "django_snowid.management.commands.snowid_workers",
     "snowid_database_ids": "django_snowid.management.commands.snowid_database_ids",
     "snowid_sequences": "django_snowid.sequences.management.commands.snowid_sequences",

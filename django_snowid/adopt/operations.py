@@ -1,0 +1,115 @@
+"""The migration operation ``snowid_adopt`` writes: ``AlterField`` of a primary key to a
+Snowflake field, which also converts the many-to-many tables Django leaves behind and
+records where legacy ids end. ``migrate`` runs it as a plain migration (every table
+rewritten under its lock); ``snowid_adopt --execute`` on PostgreSQL does the same work
+online and records the migration as applied."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from django.db import models
+from django.db.migrations.operations import AlterField
+from django.db.models import Max
+
+from ..exceptions import AdoptionError
+from ..layouts import get_layout
+from .journal import record_done
+
+__all__ = ["AdoptSnowflakeIds", "through_keys"]
+
+_SAME_WIDTH: dict[str, type[models.Field]] = {
+    "AutoField": models.IntegerField,
+    "SmallAutoField": models.SmallIntegerField,
+    "BigAutoField": models.BigIntegerField,
+}
+
+
+def through_keys(apps: Any, model: type[models.Model]) -> list[tuple[Any, str]]:
+    """The auto-created many-to-many tables of ``apps`` pointing at ``model``, each with
+    the name of its key to it."""
+    found = []
+    for through in apps.get_models(include_auto_created=True):
+        if not through._meta.auto_created:
+            continue
+        for field in through._meta.local_fields:
+            if field.remote_field is not None and field.remote_field.model is model:
+                found.append((through, field.name))
+    return found
+
+
+def _bare(key: models.Field, internal_type: str) -> models.Field:
+    """A plain integer column standing for ``key`` (no constraint), of the old width."""
+    bare = _SAME_WIDTH.get(internal_type, models.BigIntegerField)(db_index=True)
+    bare.set_attributes_from_name(key.attname)
+    bare.column = key.column
+    bare.model = key.model
+    return bare
+
+
+def first_snowflake_id(layout_name: str | None, moment: datetime | None = None) -> int:
+    """The smallest id ``layout_name`` issues from ``moment`` (now) on."""
+    return get_layout(layout_name).min_id_at(moment or datetime.now(timezone.utc))
+
+
+def check_below(label: str, old_max: int | None, first_id: int) -> None:
+    if old_max is not None and old_max >= first_id:
+        raise AdoptionError(
+            f"{label}: its largest id, {old_max}, is not below the first Snowflake id of now "
+            f"({first_id}): new ids would not all be larger than the old ones. Nothing was "
+            "changed."
+        )
+
+
+class AdoptSnowflakeIds(AlterField):
+    """Switch a model's primary key to a Snowflake field, keeping every id."""
+
+    def describe(self) -> str:
+        return f"Adopt Snowflake ids for {self.model_name}"
+
+    @property
+    def migration_name_fragment(self) -> str:
+        return f"adopt_snowflake_ids_{self.model_name_lower}"
+
+    def database_forwards(
+        self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any
+    ) -> None:
+        from_model = from_state.apps.get_model(app_label, self.model_name)
+        to_model = to_state.apps.get_model(app_label, self.model_name)
+        alias = schema_editor.connection.alias
+        if not self.allow_migrate_model(alias, to_model):
+            return
+        old_pk = from_model._meta.pk
+        width = old_pk.get_internal_type()
+        old_max = from_model._base_manager.using(alias).aggregate(m=Max(old_pk.attname))["m"]
+        started = datetime.now(timezone.utc)
+        first_id = first_snowflake_id(getattr(self.field, "layout_name", None), started)
+        check_below(to_model._meta.label, old_max, first_id)
+        throughs = through_keys(from_state.apps, from_model)
+        for through, name in throughs:  # Django alters none of these: drop their keys first
+            key = through._meta.get_field(name)
+            schema_editor.alter_field(through, key, _bare(key, width))
+        super().database_forwards(app_label, schema_editor, from_state, to_state)
+        for through, name in throughs:
+            new = to_state.apps.get_model(through._meta.label)
+            key = new._meta.get_field(name)
+            schema_editor.alter_field(new, _bare(key, width), key)
+        record_done(
+            alias,
+            label=to_model._meta.label,
+            table=to_model._meta.db_table,
+            column=to_model._meta.pk.column,
+            first_id=first_id,
+            old_max=old_max,
+            started=started,
+        )
+
+    def database_backwards(
+        self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any
+    ) -> None:
+        raise AdoptionError(
+            f"Switching {app_label}.{self.model_name} back from Snowflake ids is a migration of "
+            "its own: change the field back to AutoField/BigAutoField and run makemigrations "
+            "(the identity then continues above the largest id)."
+        )
