@@ -13,6 +13,7 @@ from .ids.database import install as database_ids_install
 from .metrics import checks as metrics_checks
 from .orders import checks as orders_checks
 from .workers import checks as workers_checks
+from .workers.stores import database as lease_table
 
 
 class SnowidConfig(AppConfig):
@@ -38,6 +39,10 @@ class SnowidConfig(AppConfig):
         )
         post_migrate.connect(
             database_ids_install.post_migrate, sender=self, dispatch_uid="snowid-database-ids-post"
+        )
+        # migrate's own rows take ids: the lease table exists before the first is recorded.
+        pre_migrate.connect(
+            lease_table.pre_migrate, sender=self, dispatch_uid="snowid-lease-table-pre"
         )
         if conf.METRICS is True and importlib.util.find_spec("prometheus_client") is not None:
             from .metrics.collector import install  # imports prometheus_client: only then

@@ -87,6 +87,10 @@ CHECK_IDS: dict[str, str] = {
     "django_snowid.E016": 'Worker-id leases use Redis (``SNOWID_WORKER_ID_SOURCE = "redis"``) but '
     "``CACHES[SNOWID_REDIS_ALIAS]`` is missing or not a django-redis cache (and no "
     "``SNOWID_REDIS_CLIENT_FACTORY`` makes the client).",
+    "django_snowid.E017": 'The worker-id lease table (``SNOWID_WORKER_ID_SOURCE = "database"``) is '
+    "missing from its database: the code runs before ``manage.py migrate``, or the table was "
+    "dropped. Processes refuse to issue ids until it exists (a database check: ``check "
+    "--database``; ``migrate`` creates the table and does not report it).",
     "django_snowid.W010": '``SNOWID_WORKER_ID_SOURCE = "slot"`` and nothing tells hosts apart (a '
     "layout leases its whole node, or ``SNOWID_WORKER_ID`` is not set): every host starts at "
     "worker 0. On one host, silence it (``SILENCED_SYSTEM_CHECKS``).",

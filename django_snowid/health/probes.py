@@ -27,6 +27,7 @@ from django.apps import apps
 from .. import inventory
 from ..checks import configured_layouts
 from ..conf import conf
+from ..db.tables import is_missing_table
 from ..layouts import DEFAULT
 from ..redis import client as redisclient
 from ..workers.lease import database_tick_bound, lease_problems
@@ -94,6 +95,8 @@ def worker_leases(now: float | None = None) -> list[Finding]:
         try:
             get_lease_store(source).leases()
         except Exception as exc:
+            if is_missing_table(exc.__cause__ or exc):  # says: run manage.py migrate
+                return [*findings, Finding(True, str(exc))]
             findings.append(
                 Finding(
                     True,
