@@ -136,6 +136,10 @@ CHECK_IDS: dict[str, str] = {
     "or a format other than a width.",
     "django_snowid.E312": "A ``SequenceTextField`` template, with its value at its padded width, "
     "is longer than ``max_length``.",
+    "django_snowid.E320": "The named sequences' mark table is missing from its database: the "
+    "code runs before ``manage.py migrate``, or the table was dropped. Nothing is issued until "
+    "it exists (a database check: ``check --database``; ``migrate`` creates the table and does "
+    "not report it).",
     # ------------------------------------------------------------ operations
     "django_snowid.E700": "``SNOWID_METRICS`` is True but prometheus_client is not installed "
     "(``django-snowid[metrics]``).",
@@ -147,7 +151,13 @@ CHECK_IDS: dict[str, str] = {
     # ------------------------------------------------------- named sequences
     "django_snowid.W800": "django-sequences' table holds sequences above the values of ours: run "
     "``manage.py snowid_sequences --import-django-sequences`` before drawing them "
-    "(a database check: ``migrate``, ``check --database``).",
+    "(a database check: ``migrate``, ``check --database``). Once an import is recorded, E801 "
+    "reports any change instead.",
+    "django_snowid.E801": "django-sequences' table changed after its import (recorded by "
+    "``snowid_sequences --import-django-sequences``): old code is still drawing from "
+    "django-sequences, whichever way its values went, and issues values that ours issue too. "
+    "Stop it, then import again (a database check: ``check --database``; ``migrate`` does not "
+    "report it).",
     # ----------------------------------------------------------------- Redis
     "django_snowid.E500": "``SNOWID_REDIS_CLIENT_FACTORY`` is not a dotted path, or cannot be "
     "imported.",

@@ -47,3 +47,19 @@ class SequenceMark(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class DjangoSequencesImport(models.Model):
+    """What the last import found in a table of django-sequences (``rows``: each name's
+    last value). A change to that table since means that old code still draws from it,
+    issuing values ours issue too: check E801 and the health check report it."""
+
+    table = models.CharField(max_length=200, primary_key=True)
+    rows = models.JSONField(default=dict)
+    imported_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name = "import from django-sequences"
+
+    def __str__(self) -> str:
+        return self.table
