@@ -122,6 +122,11 @@ CHECK_IDS: dict[str, str] = {
     "django_snowid.E214": "The ``SNOWID_ORDER_PACKING``/``SEQUENCE_BITS``/``SHARD_BITS``/"
     "``SEQUENCE_DIGITS``/``SHARD_DIGITS``/``ZONE`` settings make no valid format (each field "
     "that uses them also reports E202).",
+    "django_snowid.E220": "Order numbers keep their streams in the database "
+    '(``SNOWID_ORDER_BACKEND = "database"``) but its table is missing: the code runs before '
+    "``manage.py migrate``, or the table was dropped. No order number is issued until it "
+    "exists (a database check: ``check --database``; ``migrate`` creates the table and does "
+    "not report it).",
     # ------------------------------------------------------- named sequences
     "django_snowid.E300": '``SNOWID_SEQUENCE_BACKEND`` is neither ``"database"`` nor ``"redis"``.',
     "django_snowid.E301": '``SNOWID_SEQUENCES_UNKNOWN`` is neither ``"create"`` nor ``"refuse"``.',

@@ -13,12 +13,15 @@ from django.db import connection
 from django.db.migrations.recorder import MigrationRecorder
 
 import django_snowid
-from django_snowid.exceptions import WorkerIdError
+from django_snowid.exceptions import OrderNumberUnavailable, SequenceUnavailable, WorkerIdError
 from django_snowid.health import probes
 from django_snowid.ids import issuer
 from django_snowid.models import OrderStreamState, WorkerLease
+from django_snowid.sequences import next_value
+from django_snowid.sequences.models import SequenceMark
 from django_snowid.workers.lease import release_all
 from tests.support import Children
+from tests.testapp.models import ShopOrder
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -115,3 +118,42 @@ def test_check_database_fails_until_migrate_creates_the_lease_table(missing):
     call_command("check", "--database", "default")
     assert probes.worker_leases() == []
     assert django_snowid.next_id() > 0
+
+
+# ------------------------------------------- the order store's and the sequences' tables
+@pytest.fixture
+def dropped(transactional_db):
+    """Drop the given models' tables; put them back afterwards."""
+    gone: list[type] = []
+
+    def drop(model: type) -> None:
+        _drop(model)
+        gone.append(model)
+
+    yield drop
+    with connection.schema_editor() as editor:
+        for model in gone:
+            editor.create_model(model)
+
+
+def test_order_numbers_refuse_without_their_table(settings, dropped):
+    settings.SNOWID_ORDER_BACKEND = "database"
+    dropped(OrderStreamState)
+    with pytest.raises(SystemCheckError, match=r"django_snowid\.E220"):
+        call_command("check", "--database", "default")
+    with pytest.raises(OrderNumberUnavailable, match=r"manage\.py migrate"):
+        ShopOrder.objects.create(user_id=1)
+    (finding,) = probes.order_store_reachable()
+    assert finding.fatal and OrderStreamState._meta.db_table in finding.message
+
+
+def test_sequences_refuse_without_their_table(settings, dropped):
+    dropped(SequenceMark)
+    with pytest.raises(SystemCheckError, match=r"django_snowid\.E320"):
+        call_command("check", "--database", "default")
+    for backend in ("database", "redis"):
+        settings.SNOWID_SEQUENCE_BACKEND = backend
+        with pytest.raises(SequenceUnavailable, match=r"manage\.py migrate"):
+            next_value("invoices")
+    (finding,) = probes.sequence_store_reachable()
+    assert finding.fatal and "manage.py migrate" in finding.message
