@@ -147,6 +147,7 @@ def test_order_numbers_refuse_without_their_table(settings, dropped):
     assert finding.fatal and OrderStreamState._meta.db_table in finding.message
 
 
+@pytest.mark.redis
 def test_sequences_refuse_without_their_table(settings, dropped):
     dropped(SequenceMark)
     with pytest.raises(SystemCheckError, match=r"django_snowid\.E320"):
@@ -157,3 +158,12 @@ def test_sequences_refuse_without_their_table(settings, dropped):
             next_value("invoices")
     (finding,) = probes.sequence_store_reachable()
     assert finding.fatal and "manage.py migrate" in finding.message
+
+
+def test_a_missing_cache_alias_is_our_error_naming_it(settings):
+    from django_snowid.exceptions import RedisClientError
+    from django_snowid.redis.client import get_client
+
+    settings.SNOWID_REDIS_ALIAS = "gone"
+    with pytest.raises(RedisClientError, match="CACHES has no alias 'gone'"):
+        get_client()
