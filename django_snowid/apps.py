@@ -15,6 +15,7 @@ from .ids.database import install as database_ids_install
 from .metrics import checks as metrics_checks
 from .orders import checks as orders_checks
 from .workers import checks as workers_checks
+from .workers.stores import database as lease_table
 
 
 class SnowidConfig(AppConfig):
@@ -46,6 +47,10 @@ class SnowidConfig(AppConfig):
         # The way back from Snowflake ids: identities continue above the largest id.
         post_migrate.connect(
             adopt_identity.post_migrate, sender=self, dispatch_uid="snowid-adopt-identity"
+        )
+        # migrate's own rows take ids: the lease table exists before the first is recorded.
+        pre_migrate.connect(
+            lease_table.pre_migrate, sender=self, dispatch_uid="snowid-lease-table-pre"
         )
         if conf.METRICS is True and importlib.util.find_spec("prometheus_client") is not None:
             from .metrics.collector import install  # imports prometheus_client: only then

@@ -92,6 +92,10 @@ CHECK_IDS: dict[str, str] = {
     "django_snowid.E016": 'Worker-id leases use Redis (``SNOWID_WORKER_ID_SOURCE = "redis"``) but '
     "``CACHES[SNOWID_REDIS_ALIAS]`` is missing or not a django-redis cache (and no "
     "``SNOWID_REDIS_CLIENT_FACTORY`` makes the client).",
+    "django_snowid.E017": 'The worker-id lease table (``SNOWID_WORKER_ID_SOURCE = "database"``) is '
+    "missing from its database: the code runs before ``manage.py migrate``, or the table was "
+    "dropped. Processes refuse to issue ids until it exists (a database check: ``check "
+    "--database``; ``migrate`` creates the table and does not report it).",
     "django_snowid.W010": '``SNOWID_WORKER_ID_SOURCE = "slot"`` and nothing tells hosts apart (a '
     "layout leases its whole node, or ``SNOWID_WORKER_ID`` is not set): every host starts at "
     "worker 0. On one host, silence it (``SILENCED_SYSTEM_CHECKS``).",
@@ -123,6 +127,11 @@ CHECK_IDS: dict[str, str] = {
     "django_snowid.E214": "The ``SNOWID_ORDER_PACKING``/``SEQUENCE_BITS``/``SHARD_BITS``/"
     "``SEQUENCE_DIGITS``/``SHARD_DIGITS``/``ZONE`` settings make no valid format (each field "
     "that uses them also reports E202).",
+    "django_snowid.E220": "Order numbers keep their streams in the database "
+    '(``SNOWID_ORDER_BACKEND = "database"``) but its table is missing: the code runs before '
+    "``manage.py migrate``, or the table was dropped. No order number is issued until it "
+    "exists (a database check: ``check --database``; ``migrate`` creates the table and does "
+    "not report it).",
     # ------------------------------------------------------- named sequences
     "django_snowid.E300": '``SNOWID_SEQUENCE_BACKEND`` is neither ``"database"`` nor ``"redis"``.',
     "django_snowid.E301": '``SNOWID_SEQUENCES_UNKNOWN`` is neither ``"create"`` nor ``"refuse"``.',
@@ -139,6 +148,10 @@ CHECK_IDS: dict[str, str] = {
     "is longer than ``max_length``.",
     "django_snowid.E313": "A sequence field is used but ``django_snowid.sequences`` is not in "
     "``INSTALLED_APPS``: its values would have no table.",
+    "django_snowid.E320": "The named sequences' mark table is missing from its database: the "
+    "code runs before ``manage.py migrate``, or the table was dropped. Nothing is issued until "
+    "it exists (a database check: ``check --database``; ``migrate`` creates the table and does "
+    "not report it).",
     # ------------------------------------------------------------ operations
     "django_snowid.E700": "``SNOWID_METRICS`` is True but prometheus_client is not installed "
     "(``django-snowid[metrics]``).",
@@ -150,7 +163,13 @@ CHECK_IDS: dict[str, str] = {
     # ------------------------------------------------------- named sequences
     "django_snowid.W800": "django-sequences' table holds sequences above the values of ours: run "
     "``manage.py snowid_sequences --import-django-sequences`` before drawing them "
-    "(a database check: ``migrate``, ``check --database``).",
+    "(a database check: ``migrate``, ``check --database``). Once an import is recorded, E801 "
+    "reports any change instead.",
+    "django_snowid.E801": "django-sequences' table changed after its import (recorded by "
+    "``snowid_sequences --import-django-sequences``): old code is still drawing from "
+    "django-sequences, whichever way its values went, and issues values that ours issue too. "
+    "Stop it, then import again (a database check: ``check --database``; ``migrate`` does not "
+    "report it).",
     # -------------------------------------------------------------- adoption
     "django_snowid.E900": "A model with a Snowflake primary key declares a generic relation (a "
     "``GenericRelation``, or a django-taggit ``TaggableManager``) whose object-id column cannot "

@@ -7,7 +7,9 @@ those). ``next_id()`` then costs one clock read,
 one comparison and one ``next()`` on that iterator. In CPython ``next()`` on a range
 iterator is a single C call that does not release the GIL, so two threads can never
 receive the same id; the lock is taken only to enter a new tick (about once a
-millisecond), on a clock that moved backwards, and in the bulk path.
+millisecond), on a clock that moved backwards, and in the bulk path. A free-threaded
+build has no GIL to make that call atomic (threads sharing a range iterator get the same
+value): there every id is taken under the lock (:data:`FREE_THREADED`).
 
 Ids never go stale: the fast path only serves while the clock is inside the tick the
 iterator belongs to, so an id's time part is the tick current when it was handed out.
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import os
 import random
+import sysconfig
 import threading
 import time
 import weakref
@@ -36,7 +39,7 @@ from typing import Final
 from ..exceptions import ClockMovedBackwards, GeneratorForked, TimeBitsExhausted
 from .layout import Layout
 
-__all__ = ["Clock", "Report", "SnowflakeGenerator"]
+__all__ = ["FREE_THREADED", "Clock", "Report", "SnowflakeGenerator"]
 
 #: Returns nanoseconds since the Unix epoch, like :func:`time.time_ns`.
 Clock = Callable[[], int]
@@ -44,6 +47,9 @@ Clock = Callable[[], int]
 #: ``event`` one of ``"clock_wait"``, ``"clock_refused"``, ``"tick_full_wait"``,
 #: ``"time_bits_refused"`` (``behind_ms``: how far the clock is behind, else 0).
 Report = Callable[[str, float], None]
+
+#: This interpreter is a free-threaded build (no GIL, even if one is turned on later).
+FREE_THREADED: Final = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 
 _EMPTY: Final[Iterator[int]] = iter(())
 # Waits shorter than this are spun (sleep(0) yields the GIL); longer ones sleep, minus
@@ -129,7 +135,7 @@ class SnowflakeGenerator:
         _live_generators.add(self)
 
     # ------------------------------------------------------------------ public
-    def next_id(self) -> int:
+    def _next_id_fast(self) -> int:
         """Return the next id. Thread-safe; strictly greater than every id before it."""
         now = self._clock()
         if self._tick_start_ns <= now < self._tick_end_ns:
@@ -139,6 +145,17 @@ class SnowflakeGenerator:
                 pass
         return self._next_id_locked()
 
+    def _next_id_locked(self) -> int:
+        """Return the next id. Thread-safe; strictly greater than every id before it."""
+        with self._lock:
+            while True:
+                self._enter_current_tick()
+                try:
+                    return next(self._ids)
+                except StopIteration:
+                    continue  # another thread emptied the tick meanwhile
+
+    next_id = _next_id_locked if FREE_THREADED else _next_id_fast
     __next__ = next_id
 
     def __iter__(self) -> SnowflakeGenerator:
@@ -168,15 +185,6 @@ class SnowflakeGenerator:
             return self.last_tick
 
     # ----------------------------------------------------------------- internal
-    def _next_id_locked(self) -> int:
-        with self._lock:
-            while True:
-                self._enter_current_tick()
-                try:
-                    return next(self._ids)
-                except StopIteration:
-                    continue  # another thread emptied the tick meanwhile
-
     def _enter_current_tick(self) -> None:
         """Make ``self._ids`` serve the current tick, waiting or raising as needed.
 

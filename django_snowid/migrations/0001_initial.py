@@ -1,7 +1,13 @@
 """The app's two tables, and two admin index entries that have no table. (Named sequences
-have their own app and migrations: ``django_snowid.sequences``.)"""
+have their own app and migrations: ``django_snowid.sequences``.)
+
+The lease table may exist before this migration runs: ``pre_migrate`` creates it, in this
+shape, so that ``migrate`` itself can lease a worker id (django_migrations' rows take
+``DEFAULT_AUTO_FIELD``)."""
 
 from django.db import migrations, models
+
+from django_snowid.db.tables import CreateModelIfMissing
 
 
 def admin_page(name, verbose_name, index_entry):
@@ -40,7 +46,7 @@ class Migration(migrations.Migration):
             ],
             options={"verbose_name": "order-number stream"},
         ),
-        migrations.CreateModel(
+        CreateModelIfMissing(
             name="WorkerLease",
             fields=[
                 (

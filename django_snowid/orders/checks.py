@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from typing import Any, get_args
 
+from django.apps import apps
 from django.core.checks import CheckMessage, Tags
+from django.db import router
 
 from .. import inventory
 from ..checks import Check, error, is_number, redis_cache_problem
 from ..conf import WhenFull, conf
+from ..db.tables import inside_migrate, missing_message, missing_tables
 from ..exceptions import LayoutError
 from .formats import build_format
 from .stores import BACKENDS
@@ -128,8 +131,34 @@ def check_order_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
     return messages
 
 
+def check_order_table(
+    app_configs: Any = None, databases: Any = None, **kwargs: Any
+) -> list[CheckMessage]:
+    """E220: the database store's table is missing (``check --database``; silent inside
+    ``migrate``, which creates it)."""
+    if conf.ORDER_BACKEND != "database" or not inventory.order_fields() or inside_migrate():
+        return []
+    model = apps.get_model("django_snowid", "OrderStreamState")
+    alias = router.db_for_write(model)
+    if alias not in (databases or ()):
+        return []
+    return [
+        error(
+            missing_message(
+                table,
+                alias,
+                "order numbers keep their streams there (the "
+                "'database' SNOWID_ORDER_BACKEND), and none is issued without it",
+            ),
+            "django_snowid.E220",
+        )
+        for table in missing_tables(alias, [model])
+    ]
+
+
 #: The checks of order numbers, with their tags: ``AppConfig.ready()`` registers them.
 CHECKS: tuple[Check, ...] = (
     (check_order_numbers, Tags.compatibility),
     (check_order_settings, Tags.compatibility),
+    (check_order_table, Tags.database),
 )

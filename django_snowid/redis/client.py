@@ -77,6 +77,7 @@ def _make(alias: str) -> Any:
     make = factory()
     if make is not None:
         return make()
+    from django.core.cache import InvalidCacheBackendError
     from django_redis import get_redis_connection
 
     try:
@@ -86,7 +87,7 @@ def _make(alias: str) -> Any:
             f"The cache alias {alias!r} (SNOWID_REDIS_ALIAS) is not a django-redis cache; "
             "or set SNOWID_REDIS_CLIENT_FACTORY."
         ) from None
-    except KeyError:
+    except (KeyError, InvalidCacheBackendError):
         raise RedisClientError(f"CACHES has no alias {alias!r} (SNOWID_REDIS_ALIAS).") from None
 
 

@@ -1,5 +1,6 @@
-"""System checks of the named-sequence settings (ids E300-E309; fields use E310-E312), and
-of django-sequences' values not carried over yet (W800, a database check)."""
+"""System checks of the named-sequence settings (ids E300-E309; fields use E310-E312), of
+django-sequences' values not carried over yet (W800) or changed since their import (E801),
+and of the mark table (E320): database checks."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from django.db import DatabaseError, connections
 
 from ..checks import Check, error, warning
 from ..conf import conf
+from ..db.tables import inside_migrate, missing_message, missing_tables
 from ..exceptions import InvalidSequence
 from .spec import BACKENDS, UNKNOWN, build_spec
 
@@ -63,10 +65,12 @@ def check_django_sequences_imported(
     """W800: django-sequences' table holds sequences above ours (``check --database``,
     ``migrate``): drawing them here before the import would issue their values again."""
     from .from_django_sequences import TABLE
-    from .models import SequenceMark
+    from .models import DjangoSequencesImport, SequenceMark
 
     found: list[CheckMessage] = []
     for alias in databases or ():
+        if _imported(alias, TABLE, DjangoSequencesImport):
+            continue  # E801 reports any change since
         connection = connections[alias]
         qn = connection.ops.quote_name
         marks = SequenceMark._meta.db_table
@@ -100,8 +104,57 @@ def check_django_sequences_imported(
     return found
 
 
+def _imported(alias: str, table: str, model: Any) -> bool:
+    try:
+        return bool(model.objects.using(alias).filter(table=table).exists())
+    except DatabaseError:
+        return False  # not migrated yet (E320 says so)
+
+
+def check_django_sequences_unchanged(
+    app_configs: Any = None, databases: Any = None, **kwargs: Any
+) -> list[CheckMessage]:
+    """E801: a django-sequences table changed since its import (``check --database``)."""
+    from .from_django_sequences import changes_since_import
+
+    if inside_migrate():
+        return []  # the fix is no migration: let migrate run
+    return [
+        error(
+            f"The database {alias!r}: django-sequences' table {table} changed after it was "
+            f"imported, so old code is still drawing from django-sequences, and issues values "
+            f"that django_snowid.sequences issues too. {what}. Stop every process that still "
+            "imports from `sequences`, then run `manage.py snowid_sequences "
+            "--import-django-sequences` again.",
+            "django_snowid.E801",
+        )
+        for alias in databases or ()
+        for table, what in changes_since_import(alias)
+    ]
+
+
+def check_mark_table(
+    app_configs: Any = None, databases: Any = None, **kwargs: Any
+) -> list[CheckMessage]:
+    """E320: the mark table is missing (silent inside ``migrate``, which creates it)."""
+    from .models import SequenceMark
+
+    if inside_migrate():
+        return []
+    return [
+        error(
+            missing_message(table, alias, "named sequences issue no value without it"),
+            "django_snowid.E320",
+        )
+        for alias in databases or ()
+        for table in missing_tables(alias, [SequenceMark])
+    ]
+
+
 #: The checks of named sequences: their ``AppConfig.ready()`` registers them.
 CHECKS: tuple[Check, ...] = (
     (check_sequences, Tags.compatibility),
     (check_django_sequences_imported, Tags.database),
+    (check_django_sequences_unchanged, Tags.database),
+    (check_mark_table, Tags.database),
 )

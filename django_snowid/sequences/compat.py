@@ -10,6 +10,11 @@ sequence waits for the first). Declarations in ``SNOWID_SEQUENCES`` do not apply
 
 The values live in our mark table (``snowid_sequences_sequencemark``), so a sequence drawn
 here and through :mod:`django_snowid.sequences` under the same name is one sequence.
+
+Every input that django-sequences' table refuses (its ``last >= 0`` check and its
+100-character names), and every input that would move a sequence back (a negative
+batch), raises :class:`~django_snowid.exceptions.InvalidSequence` (a ``ValueError``)
+before anything is written.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from typing import Any
 
 from django.db import OperationalError, connections, router
 
-from ..exceptions import SequenceLocked
+from ..exceptions import InvalidSequence, SequenceLocked
 from .spec import SequenceSpec
 from .stores.database import NO_FLOOR, advance, delete_mark, draw, read_mark
 
@@ -37,6 +42,41 @@ class SequenceLockedError(SequenceLocked, OperationalError):
     """``nowait=True`` and another transaction holds the sequence: our
     :class:`~django_snowid.exceptions.SequenceLocked`, and Django's ``OperationalError``
     (what django-sequences raises there), so existing ``except`` clauses still catch it."""
+
+
+#: django-sequences' limits: a 100-character name, a ``PositiveBigIntegerField`` value.
+MAX_NAME = 100
+MAX_VALUE = 2**63 - 1
+
+
+def _name(value: Any) -> str:
+    if not isinstance(value, str) or len(value) > MAX_NAME:
+        raise InvalidSequence(
+            f"sequence_name is {value!r}: expected a string of at most {MAX_NAME} characters. "
+            "Nothing was issued."
+        )
+    return value
+
+
+def _int(value: Any, what: str, least: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= MAX_VALUE:
+        raise InvalidSequence(
+            f"{what} is {value!r}: expected an integer from {least} to {MAX_VALUE}. Nothing was "
+            "issued."
+        )
+    return value
+
+
+def _valid(name: Any, initial_value: Any, reset_value: Any, batch_size: int = 1) -> None:
+    """Refuse what django-sequences' table refuses, and a batch that would go back."""
+    _name(name)
+    _int(initial_value, "initial_value", 0)
+    _int(batch_size, "batch_size", 0)
+    _int(initial_value + max(batch_size - 1, 0), "initial_value + batch_size - 1", 0)
+    if reset_value is not None:
+        _int(reset_value, "reset_value", 0)
+        if reset_value <= initial_value:
+            raise InvalidSequence("reset_value must be greater than initial_value")
 
 
 def _model() -> Any:
@@ -69,9 +109,12 @@ def _draw(
     nowait: bool,
     using: str | None,
 ) -> range:
-    if reset_value is not None and reset_value <= initial_value:
-        raise ValueError("reset_value must be greater than initial_value")
+    _valid(sequence_name, initial_value, reset_value, batch_size)
     connection = connections[using or router.db_for_write(_model())]
+    if batch_size == 0:  # as django-sequences: an empty range after the last value
+        last = read_mark(connection, sequence_name)
+        start = initial_value if last is None else last + 1
+        return range(start, start)
     spec = _spec(sequence_name, initial_value, reset_value, 1)
     try:
         return draw(connection, spec, sequence_name, batch_size, nowait=nowait)
@@ -89,6 +132,7 @@ def get_next_value(
 ) -> int:
     """Return the next value for a sequence."""
     if reset_value is None and not nowait:  # the hot path: one statement
+        _valid(sequence_name, initial_value, None)
         connection = connections[using or router.db_for_write(_model())]
         return advance(connection, sequence_name, floor=NO_FLOOR, by=1, first=initial_value)
     return _draw(sequence_name, initial_value, reset_value, 1, nowait, using).start
@@ -127,8 +171,7 @@ class Sequence:
         *,
         using: str | None = None,
     ) -> None:
-        if reset_value is not None and reset_value <= initial_value:
-            raise ValueError("reset_value must be greater than initial_value")
+        _valid(sequence_name, initial_value, reset_value)
         self.sequence_name = sequence_name
         self.initial_value = initial_value
         self.reset_value = reset_value

@@ -1,23 +1,29 @@
 """Carry django-sequences' values over: every row of its table (``sequences_sequence``:
 ``name``, ``last``) makes our sequence of that name continue above ``last``.
 
-Idempotent: a mark already at or above ``last`` is left as it is, so running it again,
-or after our sequences issued more values, changes nothing.
+All or nothing: every row is checked before anything is written (a name our table cannot
+hold, a value below 0, a name declared daily), and the rows are read under lock. Idempotent:
+a mark already at or above ``last`` is left as it is. The import records what it found
+(:class:`~django_snowid.sequences.models.DjangoSequencesImport`); any change to that table
+afterwards means old code still draws from it (:func:`changes_since_import`).
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connections, router
+from django.db import DatabaseError, connections, router, transaction
+from django.utils import timezone
 
 from ..core.echo import shown
-from ..exceptions import SequenceError
+from ..exceptions import InvalidSequence, SequenceError
+from .compat import MAX_VALUE
 from .spec import SequenceSpec, get_spec
 from .stores import get_store
 
-__all__ = ["TABLE", "Carried", "carry_over"]
+__all__ = ["TABLE", "Carried", "carry_over", "changes_since_import"]
 
 #: django-sequences' table (its app label ``sequences``, its model ``Sequence``).
 TABLE = "sequences_sequence"
@@ -45,15 +51,43 @@ def _refusal(name: Any, last: Any) -> str:
     if not isinstance(name, str) or not 1 <= len(name) <= LONGEST_NAME:
         length = f" ({len(name):,} characters)" if isinstance(name, str) else ""
         return f"{shown(name)}{length}: not a name of 1 to {LONGEST_NAME} characters"
-    if isinstance(last, bool) or not isinstance(last, int) or last < 0:
-        return f"{shown(name)}: last is {shown(last)}, not an integer >= 0"
+    if isinstance(last, bool) or not isinstance(last, int) or not 0 <= last <= MAX_VALUE:
+        return f"{shown(name)}: last is {shown(last)}, not an integer from 0 to {MAX_VALUE}"
+    if _spec(name).daily:
+        return (
+            f"{shown(name)} is declared daily in SNOWID_SEQUENCES: django-sequences' value "
+            "belongs to no day. Import before declaring it daily, or under another name"
+        )
     return ""
+
+
+def _rows(connection: Any, table: str, *, lock: bool = False) -> dict[str, int]:
+    qn = connection.ops.quote_name
+    sql = f"SELECT {qn('name')}, {qn('last')} FROM {qn(table)} ORDER BY 1"
+    if lock and connection.vendor != "sqlite":  # SQLite: the write transaction locks
+        sql += " FOR UPDATE"
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        return dict(cursor.fetchall())
+
+
+def _checked(table: str, rows: dict[str, int]) -> list[tuple[SequenceSpec, str, int]]:
+    """Every row as what to carry over; :class:`InvalidSequence` naming the bad rows."""
+    refused = [problem for name, last in rows.items() if (problem := _refusal(name, last))]
+    if refused:
+        more = f" (and {len(refused) - 3} more)" if len(refused) > 3 else ""
+        raise InvalidSequence(
+            f"{len(refused)} row(s) of {shown(table)} cannot be carried over: "
+            f"{'; '.join(refused[:3])}{more}. Nothing was imported."
+        )
+    return [(_spec(name), name, last) for name, last in rows.items()]
 
 
 def carry_over(using: str | None = None, table: str = TABLE) -> list[Carried]:
     """Import every row of django-sequences' ``table`` from the database ``using`` (default:
-    the router's ``db_for_write`` for our marks); what each sequence continues above."""
-    from .models import SequenceMark
+    the router's ``db_for_write`` for our marks), and record them; what each sequence
+    continues above."""
+    from .models import DjangoSequencesImport, SequenceMark
 
     alias = using or router.db_for_write(SequenceMark)
     connection = connections[alias]
@@ -62,32 +96,67 @@ def carry_over(using: str | None = None, table: str = TABLE) -> list[Carried]:
             f"The database {alias!r} has no table {shown(table)}: nothing to import (is it the "
             "database django-sequences used? --table names another table)."
         )
-    qn = connection.ops.quote_name
     with connection.cursor() as cursor:
         columns = {c.name for c in connection.introspection.get_table_description(cursor, table)}
-        absent = [c for c in ("name", "last") if c not in columns]
-        if absent:
-            raise SequenceError(
-                f"The table {table!r} on {alias!r} has no column {absent[0]!r}: it is not "
-                "django-sequences' table (name, last). Nothing was imported."
-            )
-        cursor.execute(f"SELECT {qn('name')}, {qn('last')} FROM {qn(table)} ORDER BY 1")
-        rows = cursor.fetchall()
-    refused = [problem for row in rows if (problem := _refusal(*row))]
-    if refused:
-        more = f" (and {len(refused) - 3} more)" if len(refused) > 3 else ""
+    absent = [c for c in ("name", "last") if c not in columns]
+    if absent:
         raise SequenceError(
-            f"{len(refused)} row(s) of {table!r} cannot be carried over: "
-            f"{'; '.join(refused[:3])}{more}. Nothing was imported."
+            f"The table {shown(table)} on {alias!r} has no column {absent[0]!r}: it is not "
+            "django-sequences' table (name, last). Nothing was imported."
         )
     store = get_store()
-    carried = []
-    for name, last in rows:
-        spec = _spec(name)
-        if spec.daily:
-            raise SequenceError(
-                f"{name!r} is declared daily in SNOWID_SEQUENCES: django-sequences' value "
-                "belongs to no day. Import before declaring it daily, or under another name."
-            )
-        carried.append(Carried(name, last, store.continue_above(spec, name, last, alias)))
+    # SQLite has one writer: a store that raises its marks on a connection of its own
+    # (Redis) would wait for this transaction's lock. Its rows are checked first all the same.
+    one_writer = connection.vendor == "sqlite" and store.raises_ahead
+    with nullcontext() if one_writer else transaction.atomic(using=alias):
+        rows = _rows(connection, table, lock=True)
+        carried = [
+            Carried(name, last, store.continue_above(spec, name, last, alias))
+            for spec, name, last in _checked(table, rows)
+        ]
+        DjangoSequencesImport.objects.using(alias).update_or_create(
+            table=table, defaults={"rows": rows, "imported_at": timezone.now()}
+        )
     return carried
+
+
+def changes_since_import(alias: str) -> list[tuple[str, str]]:
+    """``(table, what changed)`` for each imported django-sequences table of the database
+    ``alias`` that changed since its import (its name, and the sequences that changed)."""
+    from .models import DjangoSequencesImport
+
+    connection = connections[alias]
+    found = []
+    try:
+        imports = list(DjangoSequencesImport.objects.using(alias).order_by("table"))
+        tables = set(connection.introspection.table_names()) if imports else set()
+        for record in imports:
+            if record.table not in tables:
+                continue  # dropped with django-sequences: nobody draws from it
+            now = _rows(connection, record.table)
+            changed = [
+                f"{name!r} {_change(record.rows.get(name), now.get(name))}"
+                for name in sorted(set(now) | set(record.rows))
+                if now.get(name) != record.rows.get(name)
+            ]
+            if changed:
+                found.append((record, changed))
+    except DatabaseError:
+        return []  # not migrated yet, or unreachable: other checks say so
+    return [
+        (
+            record.table,
+            f"{len(changed)} sequence(s) changed since the import of "
+            f"{record.imported_at.isoformat(timespec='seconds')}: {', '.join(changed[:5])}"
+            + (f" and {len(changed) - 5} more" if len(changed) > 5 else ""),
+        )
+        for record, changed in found
+    ]
+
+
+def _change(before: int | None, after: int | None) -> str:
+    if before is None:
+        return f"(new, at {after})"
+    if after is None:
+        return f"(deleted, was {before})"
+    return f"({before} -> {after})"

@@ -67,9 +67,16 @@ def _resolve(name: str) -> tuple[Any, SequenceSpec, Tally | None]:
     return entry
 
 
+#: The largest value a sequence holds (a signed 64-bit column).
+MAX_VALUE = 2**63 - 1
+
+
 def _int(value: Any, what: str, least: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise InvalidSequence(f"{what} is {value!r}: expected an integer >= {least}.")
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= MAX_VALUE:
+        raise InvalidSequence(
+            f"{what} is {value!r}: expected an integer from {least} to {MAX_VALUE}. Nothing "
+            "was issued."
+        )
     return value
 
 

@@ -6,15 +6,20 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from django.apps import apps
 from django.core.checks import CheckMessage, Tags
+from django.db import router
 
 from ..checks import Check, configured_layouts, error, is_number, redis_cache_problem, warning
 from ..conf import SnowidSettings, conf
+from ..db.tables import inside_migrate, missing_message, missing_tables
 from ..exceptions import LayoutError, WorkerIdError
 from .pool import pool_for
 from .sources import LEASE_SOURCES, resolve_worker_id, worker_node
+from .stores import get_lease_store
+from .stores.database import DatabaseLeaseStore
 
-__all__ = ["CHECKS", "check_worker_id", "check_worker_settings"]
+__all__ = ["CHECKS", "check_lease_table", "check_worker_id", "check_worker_settings"]
 
 
 def check_worker_id(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
@@ -140,8 +145,29 @@ def _hosts_told_apart() -> bool:
     return bool(layouts) and all(len(layout.node_parts) > 1 for layout in layouts)
 
 
+def check_lease_table(
+    app_configs: Any = None, databases: Any = None, **kwargs: Any
+) -> list[CheckMessage]:
+    """E017: the lease table of the ``database`` source is missing (``check --database``;
+    silent inside ``migrate``, which creates it)."""
+    if conf.WORKER_ID_SOURCE != "database" or not databases or inside_migrate():
+        return []
+    model = apps.get_model("django_snowid", "WorkerLease")
+    alias = router.db_for_write(model)
+    if alias not in databases or not isinstance(get_lease_store("database"), DatabaseLeaseStore):
+        return []  # SQLite keeps its leases beside its file (or in memory)
+    return [
+        error(
+            missing_message(table, alias, "no process can lease a worker id, so none issues ids"),
+            "django_snowid.E017",
+        )
+        for table in missing_tables(alias, [model])
+    ]
+
+
 #: The checks of worker ids, with their tags: ``AppConfig.ready()`` registers them.
 CHECKS: tuple[Check, ...] = (
     (check_worker_id, Tags.compatibility),
     (check_worker_settings, Tags.compatibility),
+    (check_lease_table, Tags.database),
 )

@@ -8,10 +8,11 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from django.apps import apps
-from django.db import OperationalError, connections, router, transaction
+from django.db import DatabaseError, OperationalError, connections, router, transaction
 
 from ...core.order_stream import Outcome, Reserved, reserve, resume
 from ...db.returning import built, execute, returned, returning
+from ...db.tables import is_missing_table, missing_message
 from ...exceptions import OrderNumberUnavailable, OrderTransactionConflict
 from .base import MISSING, Missing, Position, RecoverArgs, ReserveArgs
 
@@ -167,7 +168,14 @@ class DatabaseOrderStore:
         for attempt in range(_OWN_TRANSACTION_TRIES):
             try:
                 return operation(connection, *args)
-            except OperationalError as exc:
+            except DatabaseError as exc:
+                if is_missing_table(exc):
+                    table = self._model()._meta.db_table
+                    raise OrderNumberUnavailable(
+                        missing_message(table, db, "no order number is issued without it")
+                    ) from exc
+                if not isinstance(exc, OperationalError):
+                    raise
                 if not is_contention(exc):  # connection lost or refused
                     raise OrderNumberUnavailable(
                         f"The database {db!r} is unreachable for order numbers: "

@@ -27,6 +27,7 @@ from django.db import (
 from ...db.connections import own_connection
 from ...db.private import kept_cursor
 from ...db.returning import built, execute, returned, returning
+from ...db.tables import is_missing_table, missing_message
 from ...exceptions import InvalidSequence, SequenceLocked, SequenceUnavailable
 from ..spec import SequenceSpec
 from .base import Clock, stored_name
@@ -221,15 +222,24 @@ def advance_committed(using: str | None, name: str, *, floor: int, by: int) -> i
     connection = mark_connection(using)
     try:
         return advance(connection, name, floor=floor, by=by)  # autocommit: committed here
-    except (OperationalError, InterfaceError) as exc:
+    except DatabaseError as exc:
         connection.close()  # a broken connection is opened again next time
-        raise SequenceUnavailable(
-            f"The database {connection.alias!r} is unreachable, so the mark of the sequence "
-            f"{name!r} could not be raised: {exc}. Nothing was issued."
-        ) from exc
-    except DatabaseError:
-        connection.close()
-        raise
+        raise _refusal(connection.alias, exc, f"so the mark of the sequence {name!r}") from exc
+
+
+def _refusal(alias: str, exc: DatabaseError, what: str = "") -> Exception:
+    """Our error for a missing mark table or an unreachable database; else ``exc``."""
+    from ..models import SequenceMark
+
+    if is_missing_table(exc):
+        table = SequenceMark._meta.db_table
+        return SequenceUnavailable(missing_message(table, alias, "no sequence value is issued"))
+    if isinstance(exc, OperationalError | InterfaceError):
+        raised = f", {what} could not be raised" if what else ""
+        return SequenceUnavailable(
+            f"The database {alias!r} is unreachable{raised}: {exc}. Nothing was issued."
+        )
+    return exc
 
 
 def read_marks(using: str | None = None) -> dict[str, int]:
@@ -279,10 +289,8 @@ class DatabaseSequenceStore:
                 last = advance(connections[alias], name, floor=spec.start - 1, by=count)
                 return range(last - count + 1, last + 1)
             return draw(connections[alias], spec, name, count, nowait=nowait)
-        except (OperationalError, InterfaceError) as exc:
-            raise SequenceUnavailable(
-                f"The database {alias!r} is unreachable: {exc}. Nothing was issued."
-            ) from exc
+        except DatabaseError as exc:
+            raise _refusal(alias, exc) from exc
 
     def last_value(
         self, spec: SequenceSpec, using: str | None, now: float | None = None

@@ -8,7 +8,12 @@ on SQLite the database source keeps its leases where that file's processes can a
 them without its lock: lock files beside the database file (``<NAME>-snowid-leases/``,
 the slot store), and in this process's memory for an in-memory database (the test
 runners'). :func:`store_for` picks one of the three for a database, once; each answers
-as ``base`` says, with the guarantees it declares."""
+as ``base`` says, with the guarantees it declares.
+
+A missing table is never replaced by anything private to this process (every process
+would lease the same worker id): the store refuses, naming ``migrate``. ``migrate`` itself
+needs ids before the app's migration ran (django_migrations' rows), so :func:`pre_migrate`
+creates the table first."""
 
 from __future__ import annotations
 
@@ -19,17 +24,18 @@ import time
 from typing import Any
 
 from django.apps import apps
-from django.db import DatabaseError, IntegrityError, connections, transaction
+from django.db import DatabaseError, IntegrityError, connections, router, transaction
 from django.db.models import Value
 from django.db.models.functions import Greatest
 
 from ...db.connections import on_own_connection
 from ...db.private import is_in_memory_sqlite
+from ...db.tables import is_missing_table, missing_message, missing_tables
 from ...exceptions import WorkerIdUnavailable
 from .base import Acquired, LeaseInfo, LeaseRequest, LeaseStore, exhausted
 from .slot import SlotStore
 
-__all__ = ["DatabaseLeaseStore", "ProcessLeaseStore", "store_for"]
+__all__ = ["DatabaseLeaseStore", "ProcessLeaseStore", "pre_migrate", "store_for"]
 
 
 def _now_ms() -> int:
@@ -72,13 +78,13 @@ class ProcessLeaseStore:
         self._tokens: dict[tuple[str, int], str] = {}
         self._lock = threading.Lock()
 
-    def acquire(self, request: LeaseRequest, *, top_down: bool = False) -> Acquired:
+    def acquire(self, request: LeaseRequest) -> Acquired:
         now = _now_ms()
         pool, ids = request.pool, request.workers
         with self._lock:
             rows = self._pools.setdefault(pool, {})
             live = 0
-            for worker in reversed(ids) if top_down else ids:
+            for worker in ids:
                 row = rows.get(worker)
                 if row is not None and row.expires_ms > now:
                     live += 1
@@ -137,12 +143,7 @@ class DatabaseLeaseStore:
     (``on_own_connection``). A dead holder's id stays taken until its row expires.
 
     Expiry uses the app servers' clocks: keep them in sync (NTP) when several hosts share
-    a pool.
-
-    A database being migrated from scratch needs ids (its first rows, django_migrations
-    included) before this table exists: nobody can hold a lease in it yet, so such a lease
-    is taken in this process's memory, from the top of the pool (others start at the
-    bottom), and written into the table at the first heartbeat after the table exists.
+    a pool. Without its table it refuses (:class:`WorkerIdUnavailable` naming ``migrate``).
     """
 
     name = "database"
@@ -154,8 +155,6 @@ class DatabaseLeaseStore:
         # The database it leases in: a test runner renames it (test_<NAME>), and a lease
         # taken in the database since dropped is not renewed in the other one.
         self.database_name = self._database_name()
-        self._in_memory = ProcessLeaseStore()
-        self._provisional: set[str] = set()  # tokens held before the table existed
 
     def _database_name(self) -> str:
         return str(connections[self.alias].settings_dict["NAME"])
@@ -163,26 +162,24 @@ class DatabaseLeaseStore:
     def forget_after_fork(self) -> None:
         pass  # no connection stays open between calls (on_own_connection)
 
+    def _refusal(self, exc: DatabaseError) -> WorkerIdUnavailable:
+        if is_missing_table(exc):
+            return WorkerIdUnavailable(
+                missing_message(
+                    _model()._meta.db_table,
+                    self.alias,
+                    "worker-id leases live there, and no id is issued without one",
+                )
+            )
+        return WorkerIdUnavailable(
+            f"The database {self.alias!r} is unreachable for worker-id leases: {exc}"
+        )
+
     def acquire(self, request: LeaseRequest) -> Acquired:
         try:
             return on_own_connection(lambda: self._acquire(request))
         except DatabaseError as exc:
-            if not self._table_missing():
-                raise WorkerIdUnavailable(
-                    f"The database {self.alias!r} is unreachable for worker-id leases: {exc}"
-                ) from exc
-        acquired = self._in_memory.acquire(request, top_down=True)
-        self._provisional.add(request.token)
-        return acquired
-
-    def _table_missing(self) -> bool:
-        table = _model()._meta.db_table
-        try:
-            return on_own_connection(
-                lambda: table not in connections[self.alias].introspection.table_names()
-            )
-        except DatabaseError:
-            return False
+            raise self._refusal(exc) from exc
 
     def _acquire(self, request: LeaseRequest) -> Acquired:
         db, model = self.alias, _model()
@@ -246,18 +243,11 @@ class DatabaseLeaseStore:
             return False  # taken in another database (a test database since dropped)
         owner = f"{socket.gethostname()}:{os.getpid()}"
         try:
-            written = on_own_connection(
+            return on_own_connection(
                 lambda: self._renew(pool, worker, owner, token, ttl_ms, horizon_ms, layout, release)
             )
-        except DatabaseError:
-            if token in self._provisional and self._table_missing():
-                if release:
-                    self._in_memory.release(pool, worker, token, horizon_ms)
-                    return True
-                return self._in_memory.renew(pool, worker, token, ttl_ms, horizon_ms)
-            raise
-        self._provisional.discard(token)
-        return written
+        except DatabaseError as exc:
+            raise self._refusal(exc) from exc
 
     def _renew(
         self,
@@ -278,9 +268,8 @@ class DatabaseLeaseStore:
         rows = model.objects.using(self.alias).filter(pool=pool, worker=worker, token=token)
         if rows.filter(expires_ms__gt=now).update(expires_ms=expires, horizon_ms=horizon):
             return True
-        # No live row of ours. If the row is gone (the table was emptied, or it was
-        # never written: a lease taken before the table existed), nobody else holds the
-        # worker id: re-assert it, with our own horizon. Any row there, ours expired or
+        # No live row of ours. If the row is gone (the table was emptied), nobody else
+        # holds the worker id: re-assert it, with our own horizon. Any row there, ours expired or
         # another holder's, means the lease is lost.
         row = LeaseInfo(pool, worker, owner, now, expires, horizon_ms, layout)
         return self._create(row, token)
@@ -323,7 +312,28 @@ class DatabaseLeaseStore:
                     for r in rows.order_by("pool", "worker")
                 ]
             )
-        except DatabaseError:
-            if not self._table_missing():
-                raise
-            return self._in_memory.leases(pool)  # a database being migrated from scratch
+        except DatabaseError as exc:
+            raise self._refusal(exc) from exc
+
+
+def pre_migrate(*, using: str, apps: Any = None, **kwargs: Any) -> None:
+    """Create the lease table in the database ``using`` before ``migrate`` records a
+    migration (each record takes an id: ``DEFAULT_AUTO_FIELD``), unless it is there or
+    routed elsewhere: in the shape of the app's applied migrations, or of its first one."""
+    model = _model()
+    if not missing_tables(using, [model]):
+        return
+    try:
+        shaped = apps.get_model("django_snowid", "WorkerLease")  # the applied migrations'
+    except (AttributeError, LookupError):
+        from django.db.migrations.loader import MigrationLoader  # only when it is missing
+
+        loader = MigrationLoader(None, ignore_no_migrations=True)
+        first = ("django_snowid", "0001_initial")
+        if first in loader.disk_migrations:
+            shaped = loader.project_state(first).apps.get_model("django_snowid", "WorkerLease")
+        else:  # migrations disabled for the app: its tables come from the models
+            shaped = model
+    if router.allow_migrate_model(using, shaped):
+        with connections[using].schema_editor() as editor:
+            editor.create_model(shaped)

@@ -1,0 +1,94 @@
+"""Our tables when they are missing: a store refuses, naming ``migrate``, and never falls
+back to anything private to one process.
+
+- :func:`is_missing_table` tells a missing table from an unreachable database by the
+  error the database raised (no query: the caller's transaction may be aborted);
+- :func:`missing_message` is what a store and a check say then;
+- :func:`missing_tables` lists the tables of some models absent from a database (checks);
+- :func:`inside_migrate`: Django's ``migrate`` runs the database checks itself before it
+  creates any table, so the checks of missing tables stay silent there;
+- :class:`CreateModelIfMissing`: a ``CreateModel`` that leaves a table already there
+  alone (one that a ``pre_migrate`` receiver created first).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import connections, router
+from django.db.migrations.operations import CreateModel
+
+__all__ = [
+    "CreateModelIfMissing",
+    "inside_migrate",
+    "is_missing_table",
+    "missing_message",
+    "missing_tables",
+]
+
+_UNDEFINED_TABLE = "42P01"  # PostgreSQL's SQLSTATE
+_NO_SUCH_TABLE = 1146  # MariaDB/MySQL's ER_NO_SUCH_TABLE
+
+
+def is_missing_table(exc: BaseException) -> bool:
+    """Whether the database raised ``exc`` because a table does not exist."""
+    cause = exc.__cause__ or exc
+    if (getattr(cause, "sqlstate", None) or getattr(cause, "pgcode", None)) == _UNDEFINED_TABLE:
+        return True
+    args = getattr(cause, "args", ())
+    if args and args[0] == _NO_SUCH_TABLE:
+        return True
+    return "no such table" in str(exc)  # SQLite
+
+
+def missing_message(table: str, alias: str, consequence: str) -> str:
+    return (
+        f"The table {table} is missing from the database {alias!r}: {consequence}. The code "
+        "runs before `manage.py migrate` created it, or the table was dropped. Run "
+        "`manage.py migrate`."
+    )
+
+
+def missing_tables(alias: str, models: Iterable[Any]) -> list[str]:
+    """The tables of ``models`` that the database ``alias`` lacks (those it may hold)."""
+    wanted = [m._meta.db_table for m in models if router.allow_migrate_model(alias, m)]
+    if not wanted:
+        return []
+    connection = connections[alias]
+    with connection.cursor() as cursor:
+        present = set(connection.introspection.table_names(cursor))
+    return [table for table in wanted if table not in present]
+
+
+def inside_migrate() -> bool:
+    """Whether the caller runs inside Django's ``migrate`` command (or a subclass)."""
+    from django.core.management.commands.migrate import Command
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name in ("execute", "handle", "check") and isinstance(
+            frame.f_locals.get("self"), Command
+        ):
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
+
+
+class CreateModelIfMissing(CreateModel):
+    """``CreateModel``, whose table may exist already: created by a ``pre_migrate``
+    receiver before this migration ran, in this migration's shape."""
+
+    def database_forwards(
+        self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any
+    ) -> None:
+        model = to_state.apps.get_model(app_label, self.name)
+        connection = schema_editor.connection
+        with connection.cursor() as cursor:
+            if model._meta.db_table in connection.introspection.table_names(cursor):
+                return
+        super().database_forwards(app_label, schema_editor, from_state, to_state)
+
+    def describe(self) -> str:
+        return f"Create model {self.name} (unless its table exists)"
