@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from django.apps import apps
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 from django.db import connection
@@ -34,6 +35,10 @@ def _drop(*models: type) -> None:
             editor.delete_model(model)
 
 
+def _tables_of_the_app() -> list[type]:
+    return [m for m in apps.get_app_config("django_snowid").get_models() if m._meta.managed]
+
+
 @pytest.fixture
 def lease_source(settings):
     settings.SNOWID_WORKER_ID_SOURCE = "database"
@@ -50,7 +55,7 @@ def missing(request, transactional_db, lease_source):
     tables gone, its migrations not recorded), or the lease table dropped after its
     migration ran. Migrated again afterwards, whatever the test did."""
     if request.param == "app added":
-        _drop(WorkerLease, OrderStreamState)
+        _drop(*_tables_of_the_app())
         MigrationRecorder(connection).migration_qs.filter(app="django_snowid").delete()
     else:
         _drop(WorkerLease)
@@ -58,7 +63,7 @@ def missing(request, transactional_db, lease_source):
     issuer.reset()
     release_all()
     call_command("migrate", verbosity=0)
-    for model in (WorkerLease, OrderStreamState):
+    for model in _tables_of_the_app():
         if model._meta.db_table not in connection.introspection.table_names():
             with connection.schema_editor() as editor:
                 editor.create_model(model)
