@@ -52,7 +52,7 @@ class StatusAdmin(ReadOnlyPageAdmin):
         leases, leases_error = _read(lease_rows)
         context = {
             **self.admin_site.each_context(request),
-            "title": "Sequences, streams and leases" if with_sequences else "Streams and leases",
+            "title": self.model._meta.verbose_name_plural,  # the admin index's link
             "opts": self.model._meta,
             "with_sequences": with_sequences,
             "sequences": sequences,
