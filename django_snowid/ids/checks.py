@@ -152,12 +152,14 @@ def check_app_default_auto_field(app_configs: Any = None, **kwargs: Any) -> list
             and not isinstance(model._meta.pk, SnowflakeAutoField)
         ]
         if losers:
+            names = ", ".join(sorted(losers))
+            whose = f"its model {names} gets" if len(losers) == 1 else f"its models {names} get"
             warnings.append(
                 warning(
                     f"App {config.label!r} sets default_auto_field = "
                     f"{config.default_auto_field!r} in its AppConfig, which overrides "
                     f"DEFAULT_AUTO_FIELD ({settings.DEFAULT_AUTO_FIELD}): "
-                    f"{', '.join(sorted(losers))} get no Snowflake primary key. Remove that "
+                    f"{whose} no Snowflake primary key. Remove that "
                     "line from its apps.py (startapp writes it) to use DEFAULT_AUTO_FIELD.",
                     "django_snowid.W030",
                 )
