@@ -334,5 +334,7 @@ def test_w030_reads_well_for_one_model_and_for_several(tmp_path):
 
     one = check("class Customer(models.Model):\n    pass\n")
     assert "its model Customer gets no Snowflake primary key" in one, one
-    two = check("class Customer(models.Model):\n    pass\n\n\nclass Lead(models.Model):\n    pass\n")
+    two = check(
+        "class Customer(models.Model):\n    pass\n\n\nclass Lead(models.Model):\n    pass\n"
+    )
     assert "its models Customer, Lead get no Snowflake primary key" in two, two
