@@ -1,0 +1,28 @@
+"""The reference pages list every command of the app (docs/reference/commands.rst)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_command_has_its_entry_on_the_commands_page():
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    try:
+        from snowid_reference import COMMANDS, command_rst
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "_ext"))
+    package = ROOT / "django_snowid"
+    found = {
+        path.stem: ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for pattern in ("management/commands/snowid_*.py", "*/management/commands/snowid_*.py")
+        for path in package.glob(pattern)
+    }
+    assert COMMANDS == found
+    page = (ROOT / "docs" / "reference" / "commands.rst").read_text()
+    assert set(re.findall(r"^\.\. snowid-command:: (\w+)$", page, re.MULTILINE)) == set(found)
+    for name in found:
+        assert f"manage.py {name}" in "\n".join(command_rst(name)), name
