@@ -23,7 +23,7 @@ def test_every_command_has_its_entry_on_the_commands_page():
         for pattern in ("management/commands/snowid_*.py", "*/management/commands/snowid_*.py")
         for path in package.glob(pattern)
     }
-    assert COMMANDS == found
+    assert found == COMMANDS
     page = (ROOT / "docs" / "reference" / "commands.rst").read_text()
     assert set(re.findall(r"^\.\. snowid-command:: (\w+)$", page, re.MULTILINE)) == set(found)
     for name in found:
