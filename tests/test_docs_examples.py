@@ -11,7 +11,8 @@ says:
 - ``.. code-block:: python`` without a caption and ``.. code-block:: pycon`` run in order,
   per page, in one ``manage.py shell`` process, after makemigrations and migrate (outputs
   are not compared as text; one that Python reads back, a dict, a list, a string, must
-  have the types and keys of what the statement returns);
+  have the types and keys of what the statement returns, and a ``True`` or ``False``
+  its value);
 - in ``.. code-block:: console``, each line ``$ python manage.py ...`` is run and must exit 0;
 - other languages (sql, text, ini, yaml, bash, shell) are not run;
 - a block preceded by the comment ``.. not run: <reason>`` is skipped; the reason is
@@ -260,13 +261,15 @@ def project(tmp_path_factory):
 
 # Outputs are not compared as text (ids and times differ at every run), but an output
 # that Python can read back (a dict, a list, a string, a number) must have the shape of
-# what the statement returns: the same types, the same keys.
+# what the statement returns: the same types, the same keys, the same booleans.
 RUNNER = """
 import ast, sys, traceback
 namespace = {"__name__": "__docs__"}
 
 
 def shape(value):
+    if isinstance(value, bool):  # a yes or no does not change between runs: compared
+        return value
     if isinstance(value, dict):
         return ("dict", tuple(sorted((repr(k), shape(v)) for k, v in value.items())))
     if isinstance(value, (list, tuple, set, frozenset)):
