@@ -13,7 +13,8 @@ says:
   are not compared as text; one that Python reads back, a dict, a list, a string, must
   have the types and keys of what the statement returns, and a ``True`` or ``False``
   its value);
-- in ``.. code-block:: console``, each line ``$ python manage.py ...`` is run and must exit 0;
+- in ``.. code-block:: console``, each line ``$ python manage.py ...`` or ``$ python -c ...``
+  is run and must exit 0;
 - other languages (sql, text, ini, yaml, bash, shell) are not run;
 - a block preceded by the comment ``.. not run: <reason>`` is skipped; the reason is
   required.
@@ -45,6 +46,7 @@ DIRECTIVE = re.compile(r"^(?P<indent>\s*)\.\. code-block:: (?P<language>\S+)\s*$
 NOT_RUN = re.compile(r"^\s*\.\. not run:(?P<reason>.*)$")
 QUICKSTART_RST = re.compile(r"^\s*\.\. quickstart: (?P<action>\w+) ?(?P<name>\S*)\s*$")
 MANAGE = "$ python manage.py "
+PYTHON_C = "$ python -c "
 
 
 @dataclass
@@ -310,7 +312,8 @@ def page_names() -> list[str]:
     return [
         page.name
         for page in all_pages()
-        if page.run({"python", "pycon"}) or any(MANAGE in b.text for b in page.run({"console"}))
+        if page.run({"python", "pycon"})
+        or any(MANAGE in b.text or PYTHON_C in b.text for b in page.run({"console"}))
     ]
 
 
@@ -331,6 +334,8 @@ def test_the_examples_of_a_page_run(project, name):
             if line.startswith(MANAGE):
                 args = ["manage.py", *shlex.split(line.removeprefix(MANAGE))]
                 ok(run(args, project), f"{block.label}: {line}")
+            elif line.startswith(PYTHON_C):
+                ok(run(shlex.split(line.removeprefix("$ python ")), project), block.label)
 
 
 def test_links_into_the_docs_name_pages_that_exist():

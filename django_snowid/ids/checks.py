@@ -23,6 +23,11 @@ from .fields import SnowflakeAutoField
 __all__ = ["CHECKS"]
 
 EXHAUSTION_WARNING = timedelta(days=3653)  # ten years
+#: The alphabets the documentation shows: copied, they are as public as sqids' default.
+DOCS_ALPHABETS = frozenset({"9naHVckpbdZRjSx2hvDwrzqQo8MuLtATs6FKU4CYl5J3ImyEB70OiGNXeW1Pgf"})
+NEW_ALPHABET = (
+    'python -c "from django_snowid.ids.publicids import new_alphabet; print(new_alphabet())"'
+)
 
 
 def _now() -> datetime:
@@ -109,11 +114,12 @@ def check_public_ids(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
                 "django_snowid.E401",
             )
         ]
-    if alphabet == DEFAULT_ALPHABET:
+    if alphabet == DEFAULT_ALPHABET or alphabet in DOCS_ALPHABETS:
+        whose = "sqids' default" if alphabet == DEFAULT_ALPHABET else "django-snowid's docs'"
         return [
             warning(
-                "SNOWID_PUBLIC_ID_ALPHABET is sqids' default alphabet: anyone with the "
-                "library decodes your public ids. Shuffle it once for this project.",
+                f"SNOWID_PUBLIC_ID_ALPHABET is {whose} alphabet: anyone who reads it decodes "
+                f"your public ids. Make one for this project: {NEW_ALPHABET}",
                 "django_snowid.W400",
             )
         ]
