@@ -119,3 +119,19 @@ def test_the_index_link_and_the_page_have_one_title(client, with_sequences):
     assert link is not None
     assert page.context["title"] == link[1]
     assert f"<h1>{link[1]}</h1>" in page.content.decode()
+
+
+@pytest.mark.parametrize(
+    "source, says",
+    [
+        ("database", "a process takes one when it first issues an id"),
+        ("static", "worker ids of the “static” source are not leased"),
+    ],
+)
+def test_an_empty_lease_table_says_why(client, settings, source, says):
+    settings.SNOWID_WORKER_ID_SOURCE = source
+    page = _status_page(client)
+    if page.context["leases"]:  # PostgreSQL: its database-id reservations are leases
+        assert "No live lease" not in page.content.decode()
+    else:
+        assert says in page.content.decode()

@@ -19,7 +19,7 @@ from django.template.response import TemplateResponse
 
 from ..conf import conf
 from ..orders.status import stream_rows
-from ..workers.status import lease_rows
+from ..workers.status import RECORDED, lease_rows
 from .pages import ReadOnlyPageAdmin
 
 __all__ = ["StatusAdmin"]
@@ -62,5 +62,7 @@ class StatusAdmin(ReadOnlyPageAdmin):
             "leases": leases,
             "leases_error": leases_error,
             "backend": conf.ORDER_BACKEND,
+            "worker_source": conf.WORKER_ID_SOURCE,
+            "leased": conf.WORKER_ID_SOURCE in RECORDED,
         }
         return TemplateResponse(request, "admin/django_snowid/status.html", context)
