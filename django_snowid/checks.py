@@ -78,8 +78,9 @@ CHECK_IDS: dict[str, str] = {
     "invalid (fewer than 3 characters, a repeated or multibyte character, a length outside "
     "0..255).",
     "django_snowid.E402": "``SNOWID_PUBLIC_ID_ALPHABET`` is set but ``sqids`` is not installed.",
-    "django_snowid.W400": "``SNOWID_PUBLIC_ID_ALPHABET`` is sqids' default alphabet, which anyone "
-    "can decode with.",
+    "django_snowid.W400": "``SNOWID_PUBLIC_ID_ALPHABET`` is sqids' default alphabet or the "
+    "example of this documentation, which anyone can decode with. "
+    "``django_snowid.ids.publicids.new_alphabet()`` makes one of your own.",
     # ------------------------------------------------------------ worker ids
     "django_snowid.E010": "``SNOWID_WORKER_LEASE_TTL_S`` is not a number > 0 (0 would make the "
     "heartbeat spin and the lease fence at once).",

@@ -77,6 +77,11 @@ class DecodedRow:
     decoded: Any = None  # the DecodedId or DecodedOrderNumber
 
     @property
+    def site_time_differs(self) -> bool:
+        """The site's clock reads otherwise than UTC: worth a line of its own."""
+        return self.created_local != self.created_utc
+
+    @property
     def node_text(self) -> str:
         """The node parts of an id ("datacenter=1 worker=3"); order numbers have none."""
         if isinstance(self.decoded, DecodedId):

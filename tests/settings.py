@@ -147,5 +147,5 @@ if BACKEND == "postgresql":
     SNOWID_LAYOUTS["dbids"] = {"time_bits": 41, "node": {"worker": 8}, "sequence_bits": 14}
     INSTALLED_APPS.append("tests.dbidsapp")
 # A shuffled alphabet of this project's own: public ids (django_snowid.ids.publicids).
-SNOWID_PUBLIC_ID_ALPHABET = "9naHVckpbdZRjSx2hvDwrzqQo8MuLtATs6FKU4CYl5J3ImyEB70OiGNXeW1Pgf"
+SNOWID_PUBLIC_ID_ALPHABET = "3tW1w25zYqhEjNUFO94euKmsHAyPTdpk80SoglDQ7BiMGaICLXZvVxbnRJf6rc"
 SNOWID_WORKER_ID_SOURCE = "static"  # the lease tests choose their own source

@@ -203,3 +203,22 @@ def test_an_all_digit_search_keeps_the_search_fields_results(admin_client):
         other,
         named,
     }
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Paris"])
+def test_a_time_is_shown_once_when_the_site_runs_on_utc(admin_client, settings, zone):
+    """The card and the change-form panel print the site's time beside UTC only when it
+    reads otherwise."""
+    settings.TIME_ZONE = zone
+    product = Product.objects.create(name="tea")
+    utc = get_layout().decode(product.pk).time.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    card = admin_client.post(URL, {"ids": str(product.pk)}).content.decode()
+    change = admin_client.get(reverse("admin:testapp_product_change", args=[product.pk]))
+    panel = change.content.decode().split('class="snowid-panel"')[1].split("</table>")[0]
+    if zone == "UTC":
+        assert card.count(utc) == 1, card
+        assert 'data-part="created-local"' not in card
+        assert panel.count(utc) == 1, panel
+    else:
+        assert card.count(utc) == 1 and 'data-part="created-local"' in card
+        assert "Europe/Paris" in card and "Europe/Paris" in panel

@@ -139,3 +139,44 @@ def test_the_bit_diagram_names_every_part_in_readable_numbers(
     assert size >= 11, f"bit numbers of {size} px"
     parts = page.locator("table.snowid-parts th").all_inner_texts()
     assert parts[0] == f"time (ms since {layout.epoch:%Y-%m-%d})", parts
+
+
+def page_width(page) -> int:
+    """How wide the page is laid out: wider than the window means sideways scrolling."""
+    return int(page.evaluate("document.documentElement.scrollWidth"))
+
+
+def test_the_status_page_fits_a_phone(open_page, live_server, settings, tmp_path):
+    from django_snowid.ids.issuer import get_generator
+    from django_snowid.sequences import next_value
+    from django_snowid.workers.lease import release_all
+    from tests.testapp.models import ShopOrder
+
+    settings.SNOWID_ORDER_BACKEND = "database"
+    settings.SNOWID_WORKER_ID_SOURCE = "database"
+    settings.SNOWID_SEQUENCES = {"invoice": {"kind": "daily"}}
+    ShopOrder.objects.create(user_id=1820)
+    next_value("invoice")
+    next_value("customer-number")
+    get_generator(None)  # leases a worker id: a row of the leases table
+    page = open_page(PHONE)
+    try:
+        page.goto(f"{live_server.url}/admin/django_snowid/storestatus/")
+    finally:
+        release_all()
+    keep(page, "status-390", tmp_path)
+    assert not page.locator("#snowid-leases tbody td").first.inner_text().startswith("No live")
+    assert page_width(page) <= PHONE["width"]
+    assert clipped_cells(page, "#content-main table") == []
+
+
+def test_the_decode_table_shows_the_error_column_on_a_phone(open_page, live_server, tmp_path):
+    values: list[object] = [Product.objects.create(name=f"p{i}").pk for i in range(10)]
+    values += ["not-a-number", 2**63, "<b>html</b>", "7" * 60]
+    page = open_page(PHONE)
+    decode(page, live_server.url, values)
+    keep(page, "decode-table-390", tmp_path)
+    assert page.locator("table.snowid-table tbody tr").count() == len(values)
+    assert page.locator("td.snowid-row-error").count() == 4
+    assert clipped_cells(page, "table.snowid-table") == []
+    assert page_width(page) <= PHONE["width"]

@@ -290,3 +290,51 @@ def test_worker_id_text_goes_through_the_one_digit_parser(text):
         parse_worker_id(text, origin="X")
     assert parse_worker_id(" 7 ", origin="X") == 7  # surrounding spaces are trimmed
     assert parse_worker_id("datacenter=1, machine=3", origin="X") == {"datacenter": 1, "machine": 3}
+
+
+def test_w030_reads_well_for_one_model_and_for_several(tmp_path):
+    """A real app with startapp's line in its apps.py (the models' keys are decided when
+    they are defined, so it takes a project of its own)."""
+    import subprocess
+    import sys
+    import textwrap
+    from pathlib import Path
+
+    app = tmp_path / "crm"
+    app.mkdir()
+    (app / "__init__.py").write_text("")
+    (app / "apps.py").write_text(
+        "from django.apps import AppConfig\n\n\nclass CrmConfig(AppConfig):\n"
+        '    default_auto_field = "django.db.models.BigAutoField"\n    name = "crm"\n'
+    )
+    (tmp_path / "w030_settings.py").write_text(
+        textwrap.dedent(
+            """
+            SECRET_KEY = "w030"
+            INSTALLED_APPS = ["django.contrib.contenttypes", "django_snowid", "crm"]
+            DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+            DEFAULT_AUTO_FIELD = "django_snowid.fields.SnowflakeAutoField"
+            """
+        )
+    )
+    root = Path(__file__).resolve().parent.parent
+
+    def check(models: str) -> str:
+        (app / "models.py").write_text(f"from django.db import models\n\n{models}")
+        done = subprocess.run(
+            [sys.executable, "-m", "django", "check", "--settings", "w030_settings"],
+            cwd=tmp_path,
+            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{tmp_path}:{root}"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert "django_snowid.W030" in done.stderr, done.stderr
+        return " ".join(done.stderr.split())
+
+    one = check("class Customer(models.Model):\n    pass\n")
+    assert "its model Customer gets no Snowflake primary key" in one, one
+    two = check(
+        "class Customer(models.Model):\n    pass\n\n\nclass Lead(models.Model):\n    pass\n"
+    )
+    assert "its models Customer, Lead get no Snowflake primary key" in two, two

@@ -409,3 +409,44 @@ def test_a_used_up_tick_moves_to_the_next_one():
     first = {d.tick: d.sequence for d in reversed(decoded)}
     after_used_up = [tick + 1 for tick, seq in last.items() if seq == 31 and tick + 1 in first]
     assert after_used_up and all(first[tick] == 0 for tick in after_used_up)
+
+
+@postgresql_only
+@pytest.mark.django_db
+@isolate_apps("tests.dbidsapp")
+def test_the_docs_data_migration_loads_rows_with_database_ids():
+    """The data migration of docs/database-ids.rst, as written, applied to the docs'
+    ``shop_stockmovement`` (a model of the same columns, on the layout of these tests)."""
+    from django.db.migrations.state import ProjectState
+
+    from tests.test_docs_examples import DOCS, parse_rst
+
+    (block,) = [
+        b for b in parse_rst(DOCS / "database-ids.rst").blocks if b.caption.endswith("_stock.py")
+    ]
+
+    class StockMovement(models.Model):
+        id = SnowflakeAutoField(primary_key=True, layout="dbids", database_ids=True)
+        sku = models.CharField(max_length=40)
+        quantity = models.IntegerField()
+
+        class Meta:
+            app_label = "dbidsapp"
+            db_table = "shop_stockmovement"
+
+    namespace: dict[str, object] = {"__name__": "shop.migrations.0003_load_stock"}
+    exec(compile(block.text, block.label, "exec"), namespace)
+    migration = namespace["Migration"]("0003_load_stock", "shop")
+    assert migration.dependencies == [("shop", "0002_stockmovement")]
+    with connection.schema_editor() as editor:
+        editor.create_model(StockMovement)
+        editor.execute("CREATE TABLE staging_stock (sku varchar(40), quantity integer)")
+        editor.execute("INSERT INTO staging_stock VALUES ('tea', 3), ('cups', 4), ('pot', 1)")
+        migration.apply(ProjectState(), editor)
+    rows = list(StockMovement.objects.order_by("pk").values_list("pk", "sku", "quantity"))
+    assert sorted((sku, quantity) for _, sku, quantity in rows) == [
+        ("cups", 4),
+        ("pot", 1),
+        ("tea", 3),
+    ]
+    assert {StockMovement._meta.pk.decode(pk).node for pk, _, _ in rows} == {255}

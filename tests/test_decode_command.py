@@ -102,3 +102,24 @@ def test_without_a_reading_an_order_number_is_read_as_one_and_said(settings):
     assert item["time"].endswith("Z") and "." not in item["time"]
     (snow,) = json.loads(run(str(order.pk), "--json"))
     assert snow["time"].endswith("Z") and "Snowflake" in snow["reading"]
+
+
+@pytest.mark.django_db
+def test_json_prints_the_readings_quotes_as_written():
+    """What the Quick start shows: "Snowflake layout “default”", not "\\u201cdefault\\u201d"."""
+    value = django_snowid.next_id()
+    text = run(str(value), "--json")
+    assert "\\u201c" not in text
+    assert "Snowflake layout “default”" in text
+    assert json.loads(text)[0]["reading"].startswith("Snowflake layout “default”")
+
+
+def test_no_command_writes_json_but_through_the_one_helper():
+    """Every command's ``--json`` prints non-ASCII text as written (``ensure_ascii=False``)."""
+    package = ROOT / "django_snowid"
+    for path in [
+        *package.glob("management/commands/*.py"),
+        *package.glob("*/management/commands/*.py"),
+    ]:
+        if path.name != "_json.py":
+            assert "json.dumps(" not in path.read_text(), path

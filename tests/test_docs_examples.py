@@ -10,8 +10,11 @@ says:
   project (all pages' blocks into the one project);
 - ``.. code-block:: python`` without a caption and ``.. code-block:: pycon`` run in order,
   per page, in one ``manage.py shell`` process, after makemigrations and migrate (outputs
-  are not compared);
-- in ``.. code-block:: console``, each line ``$ python manage.py ...`` is run and must exit 0;
+  are not compared as text; one that Python reads back, a dict, a list, a string, must
+  have the types and keys of what the statement returns, and a ``True`` or ``False``
+  its value);
+- in ``.. code-block:: console``, each line ``$ python manage.py ...`` or ``$ python -c ...``
+  is run and must exit 0;
 - other languages (sql, text, ini, yaml, bash, shell) are not run;
 - a block preceded by the comment ``.. not run: <reason>`` is skipped; the reason is
   required.
@@ -43,6 +46,7 @@ DIRECTIVE = re.compile(r"^(?P<indent>\s*)\.\. code-block:: (?P<language>\S+)\s*$
 NOT_RUN = re.compile(r"^\s*\.\. not run:(?P<reason>.*)$")
 QUICKSTART_RST = re.compile(r"^\s*\.\. quickstart: (?P<action>\w+) ?(?P<name>\S*)\s*$")
 MANAGE = "$ python manage.py "
+PYTHON_C = "$ python -c "
 
 
 @dataclass
@@ -151,14 +155,20 @@ def all_pages() -> list[Page]:
     return [parse_readme(), *doc_pages()]
 
 
-def pycon_source(text: str) -> str:
-    """The statements of an interactive session: the ``>>>``/``...`` lines, outputs
-    dropped."""
-    source = []
+def pycon_chunks(text: str) -> list[tuple[str, str | None]]:
+    """An interactive session as (statement, the output shown after it, or None)."""
+    chunks: list[tuple[list[str], list[str]]] = []
     for line in text.splitlines():
-        if line.startswith((">>> ", "... ")) or line in (">>>", "..."):
-            source.append(line[4:])
-    return "\n".join(source) + "\n"
+        if line.startswith(">>> ") or line == ">>>":
+            chunks.append(([line[4:]], []))
+        elif (line.startswith("... ") or line == "...") and chunks and not chunks[-1][1]:
+            chunks[-1][0].append(line[4:])
+        elif chunks and line.strip():
+            chunks[-1][1].append(line)
+    return [
+        ("\n".join(source) + "\n", "\n".join(output) if output else None)
+        for source, output in chunks
+    ]
 
 
 # ----------------------------------------------------------------- quick checks
@@ -251,16 +261,50 @@ def project(tmp_path_factory):
             client.delete(key)
 
 
+# Outputs are not compared as text (ids and times differ at every run), but an output
+# that Python can read back (a dict, a list, a string, a number) must have the shape of
+# what the statement returns: the same types, the same keys, the same booleans.
 RUNNER = """
-import sys, traceback
+import ast, sys, traceback
 namespace = {"__name__": "__docs__"}
-for label, code in BLOCKS:
+
+
+def shape(value):
+    if isinstance(value, bool):  # a yes or no does not change between runs: compared
+        return value
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted((repr(k), shape(v)) for k, v in value.items())))
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return (type(value).__name__, frozenset(shape(v) for v in value))
+    return type(value).__name__
+
+
+def shown(output):
     try:
-        exec(compile(code, label, "exec"), namespace)
-    except BaseException:
-        print(f"EXAMPLE FAILED: {label}", file=sys.stderr)
-        traceback.print_exc()
-        sys.exit(1)
+        return ast.literal_eval(output)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return NotImplemented  # a repr Python cannot read back: not compared
+
+
+for label, chunks in BLOCKS:
+    for code, output in chunks:
+        try:
+            tree = ast.parse(code)
+            expected = NotImplemented if output is None else shown(output)
+            if expected is not NotImplemented and len(tree.body) == 1 and isinstance(
+                tree.body[0], ast.Expr
+            ):
+                got = eval(compile(ast.Expression(tree.body[0].value), label, "eval"), namespace)
+                if shape(got) != shape(expected):
+                    raise AssertionError(
+                        f"{code.strip()}: the page shows {output}, the code returns {got!r}"
+                    )
+            else:
+                exec(compile(code, label, "exec"), namespace)
+        except BaseException:
+            print(f"EXAMPLE FAILED: {label}", file=sys.stderr)
+            traceback.print_exc()
+            sys.exit(1)
 """
 
 
@@ -268,7 +312,8 @@ def page_names() -> list[str]:
     return [
         page.name
         for page in all_pages()
-        if page.run({"python", "pycon"}) or any(MANAGE in b.text for b in page.run({"console"}))
+        if page.run({"python", "pycon"})
+        or any(MANAGE in b.text or PYTHON_C in b.text for b in page.run({"console"}))
     ]
 
 
@@ -278,7 +323,7 @@ def page_names() -> list[str]:
 def test_the_examples_of_a_page_run(project, name):
     (page,) = [p for p in all_pages() if p.name == name]
     blocks = [
-        (b.label, b.text if b.language == "python" else pycon_source(b.text))
+        (b.label, [(b.text, None)] if b.language == "python" else pycon_chunks(b.text))
         for b in page.run({"python", "pycon"})
     ]
     if blocks:
@@ -289,6 +334,8 @@ def test_the_examples_of_a_page_run(project, name):
             if line.startswith(MANAGE):
                 args = ["manage.py", *shlex.split(line.removeprefix(MANAGE))]
                 ok(run(args, project), f"{block.label}: {line}")
+            elif line.startswith(PYTHON_C):
+                ok(run(shlex.split(line.removeprefix("$ python ")), project), block.label)
 
 
 def test_links_into_the_docs_name_pages_that_exist():

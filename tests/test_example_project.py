@@ -87,3 +87,22 @@ def test_order_numbers_in_redis_use_a_cache_alias_of_their_own(tmp_path):
         url,
         "redis",
     ]
+
+
+def test_the_admins_view_site_link_opens_a_page(tmp_path):
+    """The admin's "View site" goes to the site's root: a page that links to the JSON
+    views and the admin, not a 404."""
+    db = tmp_path / "shop.sqlite3"
+    assert manage("migrate", "--noinput", db=db).returncode == 0
+    code = (
+        "from django.contrib import admin\n"
+        "from django.test import Client\n"
+        "home = Client(HTTP_HOST='localhost').get(admin.site.site_url)\n"
+        "print(home.status_code, *sorted(set(__import__('re').findall("
+        'r\'href="([^"]+)"\', home.content.decode()))))\n'
+    )
+    result = manage("shell", "-c", code, db=db)
+    assert result.returncode == 0, result.stderr
+    status, *links = result.stdout.strip().splitlines()[-1].split()
+    assert status == "200", result.stdout
+    assert {"/admin/", "/orders.json", "/gift-cards.json"} <= set(links)

@@ -3,6 +3,7 @@ lease fenced, a clock shifted by an injected clock."""
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from datetime import datetime, timezone
@@ -224,3 +225,63 @@ def test_the_health_check_view_runs_them(throwaway_redis):
         assert response.status_code == 500
         assert "unreachable" in json.loads(response.content)["Redis()"]
         throwaway_redis.start()
+
+
+# ------------------------------------------------- the docs' monitoring URLs
+@pytest.fixture
+def docs_monitoring_urls(tmp_path, settings):
+    """The health URL of docs/operations.rst, guarded by the docs' ``monitoring_only``
+    (``mysite/monitoring.py``), as the project's URLconf."""
+    import sys
+
+    from tests.test_docs_examples import DOCS, parse_rst
+
+    blocks = parse_rst(DOCS / "operations.rst").blocks
+    (guard,) = [b for b in blocks if b.caption == "mysite/monitoring.py"]
+    (urls,) = [b for b in blocks if b.caption == "mysite/urls.py" and "snowid-health" in b.text]
+    (tmp_path / "mysite").mkdir()
+    (tmp_path / "mysite" / "__init__.py").write_text("")
+    (tmp_path / "mysite" / "monitoring.py").write_text(guard.text)
+    (tmp_path / "docs_health_urls.py").write_text("urlpatterns = []\n" + urls.text)
+    sys.path.insert(0, str(tmp_path))
+    settings.ROOT_URLCONF = "docs_health_urls"
+    settings.MONITORING_TOKEN = "s3cr3t"
+    try:
+        yield
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in ("mysite", "mysite.monitoring", "docs_health_urls"):
+            sys.modules.pop(name, None)
+
+
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+def test_the_docs_health_url_is_for_staff_and_the_token_only(docs_monitoring_urls, client):
+    from django.contrib.auth.models import User
+
+    json_please = {"HTTP_ACCEPT": "application/json"}
+    assert client.get("/ht/", **json_please).status_code == 403
+    wrong = client.get("/ht/", HTTP_AUTHORIZATION="Bearer guess", **json_please)
+    assert wrong.status_code == 403
+    probe = client.get("/ht/", HTTP_AUTHORIZATION="Bearer s3cr3t", **json_please)
+    assert probe.status_code == 200, probe.content
+    assert "TimeBits()" in json.loads(probe.content)
+    client.force_login(User.objects.create_user("ops", is_staff=True))
+    assert client.get("/ht/", **json_please).status_code == 200
+
+
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+def test_django_health_check_4s_command_runs_the_docs_health_url(docs_monitoring_urls):
+    from importlib.metadata import version
+
+    from django.core.management import call_command
+    from health_check.management.commands.health_check import Command
+
+    if int(version("django-health-check").split(".")[0]) < 4:
+        pytest.skip("the command's --no-http is django-health-check 4's (the Django 6 run)")
+    out = io.StringIO()
+    with pytest.raises(SystemExit) as done:
+        call_command(Command(), "snowid-health", "--no-http", stdout=out)
+    assert done.value.code == 0, out.getvalue()
+    assert "TimeBits" in out.getvalue()

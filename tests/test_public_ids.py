@@ -104,7 +104,7 @@ def test_manager_helper_filters_through_the_pk(client, django_assert_num_queries
 @pytest.mark.parametrize(
     "alphabet, min_length, expected",
     [
-        ("9naHVckpbdZRjSx2hvDwrzqQo8MuLtATs6FKU4CYl5J3ImyEB70OiGNXeW1Pgf", 8, []),
+        ("3tW1w25zYqhEjNUFO94euKmsHAyPTdpk80SoglDQ7BiMGaICLXZvVxbnRJf6rc", 8, []),
         (None, 8, []),
         ("ab", 8, ["django_snowid.E401"]),
         ("aab", 8, ["django_snowid.E401"]),
@@ -126,3 +126,58 @@ def test_alphabet_without_sqids_installed_is_e402(monkeypatch):
     # None in sys.modules makes the import fail, as on a machine without the extra.
     monkeypatch.setitem(sys.modules, "sqids", None)
     assert [m.id for m in check_public_ids()] == ["django_snowid.E402"]
+
+
+def test_every_alphabet_the_docs_show_is_warned_about():
+    """Copied from the docs, an alphabet is as public as sqids' default."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    texts = [p.read_text() for p in [*(root / "docs").rglob("*.rst"), root / "README.md"]]
+    shown = {
+        alphabet
+        for text in texts
+        for alphabet in re.findall(r'SNOWID_PUBLIC_ID_ALPHABET = "(\w+)"', text)
+    }
+    assert shown
+    for alphabet in shown:
+        with override_settings(SNOWID_PUBLIC_ID_ALPHABET=alphabet):
+            (message,) = check_public_ids()
+        assert message.id == "django_snowid.W400"
+        assert "new_alphabet()" in message.msg
+
+
+def test_new_alphabet_shuffles_sqids_letters_afresh_and_passes_the_checks():
+    from django_snowid.ids.publicids import new_alphabet
+
+    made = {new_alphabet() for _ in range(5)}
+    assert len(made) == 5  # 62! orders: a repeat would mean no shuffle
+    for alphabet in made:
+        assert sorted(alphabet) == sorted(DEFAULT_ALPHABET)
+        with override_settings(SNOWID_PUBLIC_ID_ALPHABET=alphabet):
+            assert check_public_ids() == []
+
+
+def test_the_one_liner_of_the_docs_prints_a_new_alphabet_outside_a_project(tmp_path):
+    """``python -c`` before any settings exist, as the docs show it."""
+    import re
+    import shlex
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    (line,) = re.findall(
+        r"^\s*\$ (python -c .*new_alphabet.*)$", (root / "docs/drf.rst").read_text(), re.M
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, *shlex.split(line)[1:]],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.strip()) == sorted(DEFAULT_ALPHABET)

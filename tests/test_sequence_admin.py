@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 
 import pytest
@@ -102,6 +103,35 @@ def test_not_for_anonymous_or_non_staff(client):
 def test_without_the_sequences_app_the_page_shows_streams_and_leases(client):
     with modify_settings(INSTALLED_APPS={"remove": ["django_snowid.sequences"]}):
         response = _status_page(client)
-    assert response.context["title"] == "Streams and leases"
+    assert response.context["title"] == "Status of streams, leases and sequences"
+    assert b"Named sequences are not installed" in response.content
     assert b'id="snowid-sequences"' not in response.content
     assert b'id="snowid-streams"' in response.content
+
+
+@pytest.mark.parametrize("with_sequences", [True, False], ids=["sequences", "no-sequences"])
+def test_the_index_link_and_the_page_have_one_title(client, with_sequences):
+    change = {} if with_sequences else {"remove": ["django_snowid.sequences"]}
+    with modify_settings(INSTALLED_APPS=change):
+        page = _status_page(client)
+        index = client.get(reverse("admin:index")).content.decode()
+    link = re.search(r'<a href="/admin/django_snowid/storestatus/"[^>]*>([^<]+)</a>', index)
+    assert link is not None
+    assert page.context["title"] == link[1]
+    assert f"<h1>{link[1]}</h1>" in page.content.decode()
+
+
+@pytest.mark.parametrize(
+    "source, says",
+    [
+        ("database", "a process takes one when it first issues an id"),
+        ("static", "worker ids of the “static” source are not leased"),
+    ],
+)
+def test_an_empty_lease_table_says_why(client, settings, source, says):
+    settings.SNOWID_WORKER_ID_SOURCE = source
+    page = _status_page(client)
+    if page.context["leases"]:  # PostgreSQL: its database-id reservations are leases
+        assert "No live lease" not in page.content.decode()
+    else:
+        assert says in page.content.decode()

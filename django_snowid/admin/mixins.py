@@ -135,7 +135,7 @@ class SnowflakeAdminMixin:
                 continue
             is_order = isinstance(decoded, DecodedOrderNumber)
             utc, local, zone = time_texts(decoded.time, milliseconds=not is_order)
-            when = f"{utc} UTC ({local} {zone})"
+            when = f"{utc} UTC ({local} {zone})" if local != utc else f"{utc} UTC"
             if isinstance(decoded, DecodedOrderNumber):
                 detail = f"{when}, sequence {decoded.sequence}, shard {decoded.shard}"
             else:

@@ -19,7 +19,7 @@ from django.template.response import TemplateResponse
 
 from ..conf import conf
 from ..orders.status import stream_rows
-from ..workers.status import lease_rows
+from ..workers.status import RECORDED, lease_rows
 from .pages import ReadOnlyPageAdmin
 
 __all__ = ["StatusAdmin"]
@@ -52,7 +52,7 @@ class StatusAdmin(ReadOnlyPageAdmin):
         leases, leases_error = _read(lease_rows)
         context = {
             **self.admin_site.each_context(request),
-            "title": "Sequences, streams and leases" if with_sequences else "Streams and leases",
+            "title": self.model._meta.verbose_name_plural,  # the admin index's link
             "opts": self.model._meta,
             "with_sequences": with_sequences,
             "sequences": sequences,
@@ -62,5 +62,7 @@ class StatusAdmin(ReadOnlyPageAdmin):
             "leases": leases,
             "leases_error": leases_error,
             "backend": conf.ORDER_BACKEND,
+            "worker_source": conf.WORKER_ID_SOURCE,
+            "leased": conf.WORKER_ID_SOURCE in RECORDED,
         }
         return TemplateResponse(request, "admin/django_snowid/status.html", context)

@@ -23,6 +23,11 @@ from .fields import SnowflakeAutoField
 __all__ = ["CHECKS"]
 
 EXHAUSTION_WARNING = timedelta(days=3653)  # ten years
+#: The alphabets the documentation shows: copied, they are as public as sqids' default.
+DOCS_ALPHABETS = frozenset({"9naHVckpbdZRjSx2hvDwrzqQo8MuLtATs6FKU4CYl5J3ImyEB70OiGNXeW1Pgf"})
+NEW_ALPHABET = (
+    'python -c "from django_snowid.ids.publicids import new_alphabet; print(new_alphabet())"'
+)
 
 
 def _now() -> datetime:
@@ -109,11 +114,12 @@ def check_public_ids(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
                 "django_snowid.E401",
             )
         ]
-    if alphabet == DEFAULT_ALPHABET:
+    if alphabet == DEFAULT_ALPHABET or alphabet in DOCS_ALPHABETS:
+        whose = "sqids' default" if alphabet == DEFAULT_ALPHABET else "django-snowid's docs'"
         return [
             warning(
-                "SNOWID_PUBLIC_ID_ALPHABET is sqids' default alphabet: anyone with the "
-                "library decodes your public ids. Shuffle it once for this project.",
+                f"SNOWID_PUBLIC_ID_ALPHABET is {whose} alphabet: anyone who reads it decodes "
+                f"your public ids. Make one for this project: {NEW_ALPHABET}",
                 "django_snowid.W400",
             )
         ]
@@ -152,12 +158,14 @@ def check_app_default_auto_field(app_configs: Any = None, **kwargs: Any) -> list
             and not isinstance(model._meta.pk, SnowflakeAutoField)
         ]
         if losers:
+            names = ", ".join(sorted(losers))
+            whose = f"its model {names} gets" if len(losers) == 1 else f"its models {names} get"
             warnings.append(
                 warning(
                     f"App {config.label!r} sets default_auto_field = "
                     f"{config.default_auto_field!r} in its AppConfig, which overrides "
                     f"DEFAULT_AUTO_FIELD ({settings.DEFAULT_AUTO_FIELD}): "
-                    f"{', '.join(sorted(losers))} get no Snowflake primary key. Remove that "
+                    f"{whose} no Snowflake primary key. Remove that "
                     "line from its apps.py (startapp writes it) to use DEFAULT_AUTO_FIELD.",
                     "django_snowid.W030",
                 )

@@ -10,6 +10,7 @@ who learns the alphabet (``SNOWID_PUBLIC_ID_ALPHABET``) decodes every public id.
 from __future__ import annotations
 
 import functools
+import secrets
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
@@ -26,6 +27,7 @@ __all__ = [
     "PublicIdQuerySet",
     "decode_id",
     "encode_id",
+    "new_alphabet",
 ]
 
 MAX_ID = 2**63 - 1
@@ -33,6 +35,12 @@ MAX_ID = 2**63 - 1
 # 62-letter alphabet, 40 with a 3-letter one), padded to the longest min_length: longer
 # input is refused before sqids sees it.
 MAX_LENGTH = 255
+
+
+def new_alphabet() -> str:
+    """sqids' 62 letters and digits in a fresh random order (``secrets``): a
+    ``SNOWID_PUBLIC_ID_ALPHABET`` of the project's own."""
+    return "".join(secrets.SystemRandom().sample(DEFAULT_ALPHABET, len(DEFAULT_ALPHABET)))
 
 
 @functools.lru_cache(maxsize=8)
@@ -46,7 +54,8 @@ def coder() -> Sqids:
     if alphabet is None:
         raise ImproperlyConfigured(
             "Public ids need SNOWID_PUBLIC_ID_ALPHABET: a shuffled alphabet of your own "
-            "(e.g. ''.join(random.sample(sqids.constants.DEFAULT_ALPHABET, 62)))."
+            '(python -c "from django_snowid.ids.publicids import new_alphabet; '
+            'print(new_alphabet())").'
         )
     return _sqids(alphabet, conf.PUBLIC_ID_MIN_LENGTH)
 

@@ -1,12 +1,19 @@
-"""JSON views: what a browser receives."""
+"""The shop's home page, and JSON views: what a browser receives."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
 
 from django_snowid.encoders import SnowflakeJSONEncoder
 
-from .models import GiftCard, Order
+from .models import GiftCard, Order, Product
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    """Where the admin's "View site" leads: links to the admin and the JSON views."""
+    counts = {"products": Product.objects.count(), "orders": Order.objects.count()}
+    return render(request, "shop/home.html", counts)
 
 
 def gift_cards(request: HttpRequest) -> JsonResponse:

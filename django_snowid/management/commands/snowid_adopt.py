@@ -3,7 +3,6 @@ ids without changing an existing id. Prints the plan; ``--execute`` carries it o
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -13,6 +12,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from ...adopt.plan import Plan
 from ...adopt.run import adopted, current_plan, execute, undo
 from ...exceptions import AdoptionError
+from ._json import json_text
 
 
 def _seconds(value: float) -> str:
@@ -94,7 +94,7 @@ class Command(BaseCommand):
             batch_size=options["batch_size"],
         )
         if options["as_json"] and not options["execute"]:
-            self.stdout.write(json.dumps(plan.as_dict(), indent=2))
+            self.stdout.write(json_text(plan.as_dict()))
             return
         self.show(plan, resumed)
         if not options["execute"]:

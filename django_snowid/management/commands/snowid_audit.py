@@ -4,7 +4,6 @@ happen. Exits 0 when nothing is found, 1 on a finding (for cron and CI), 2 on ba
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from datetime import datetime, timedelta, timezone
@@ -17,6 +16,7 @@ from ...audit import KINDS, AuditReport, run_audit
 from ...core.echo import shown
 from ...exceptions import SnowidError
 from ...inventory import check_labels
+from ._json import json_text
 from ._store_errors import store_errors
 
 #: The exit status of a run that found something.
@@ -135,14 +135,13 @@ class Command(BaseCommand):
         seconds = time.perf_counter() - started
         if as_json:
             self.stdout.write(
-                json.dumps(
+                json_text(
                     {
                         "now": now.isoformat(),
                         "tolerance_s": tolerance,
                         "seconds": round(seconds, 3),
                         **report.as_dict(),
-                    },
-                    indent=2,
+                    }
                 )
             )
         else:

@@ -4,7 +4,6 @@ database default (``status``, the default action; ``--check`` exits 1 when one i
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -14,6 +13,7 @@ from ...core.echo import shown
 from ...exceptions import SnowidError
 from ...ids.database.install import install, record_all
 from ...ids.database.status import column_rows
+from ._json import json_text
 
 
 class Command(BaseCommand):
@@ -57,7 +57,7 @@ class Command(BaseCommand):
         except (DatabaseError, SnowidError) as exc:
             raise CommandError(f"{type(exc).__name__}: {exc}") from None
         if as_json:
-            self.stdout.write(json.dumps(rows, indent=2))
+            self.stdout.write(json_text(rows))
         elif not rows:
             self.stdout.write("No column with database_ids=True on a PostgreSQL database.")
         else:

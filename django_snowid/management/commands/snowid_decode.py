@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -16,6 +15,7 @@ from ...exceptions import InvalidId, SnowidError
 from ...inventory import get_field
 from ...layouts import get_layout
 from ...orders.formats import FORMAT_OPTIONS
+from ._json import json_text
 
 
 class Command(BaseCommand):
@@ -109,7 +109,7 @@ class Command(BaseCommand):
                 item["reading"] = reading
                 item["held_by"] = [{"field": h.label, "pk": str(h.pk)} for h in row.holders]
                 item["other_readings"] = row.alternatives
-            self.stdout.write(json.dumps(items, indent=2))
+            self.stdout.write(json_text(items))
             return
         verbose = options["verbosity"] > 1
         for index, value in enumerate(decoded):

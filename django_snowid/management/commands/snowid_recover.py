@@ -10,7 +10,6 @@ lies ahead of this host's clock (a worker id reused from a host whose clock ran 
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from typing import Any
 
@@ -24,6 +23,7 @@ from ...inventory import check_labels, column_max, field_label
 from ...orders.issuer import fields_of_stream
 from ...orders.recovery import database_position, resume_past
 from ...orders.stores import get_store
+from ._json import json_text
 from ._store_errors import store_errors
 
 
@@ -111,7 +111,7 @@ class Command(BaseCommand):
 
         ahead = self._snowflakes_ahead(inventory.fields("snowflake", *labels), database)
         if as_json:
-            self.stdout.write(json.dumps({"streams": rows, "snowflake_ahead": ahead}, indent=2))
+            self.stdout.write(json_text({"streams": rows, "snowflake_ahead": ahead}))
             return
         self._table(rows, dry_run=dry_run, backend=store.name)
         for item in ahead:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import glob
-import json
 import os
 from typing import Any
 
@@ -17,6 +16,7 @@ from ...redis.client import describe
 from ...workers.status import lease_rows
 from ...workers.stores.base import horizon_text
 from ...workers.stores.slot import read_record
+from ._json import json_text
 from ._store_errors import store_errors
 
 
@@ -81,7 +81,7 @@ class Command(BaseCommand):
                 "'redis' or 'database'."
             )
         if as_json:
-            self.stdout.write(json.dumps(rows, indent=2))
+            self.stdout.write(json_text(rows))
             return
         if not rows:
             what = "slot files" if source == "slot" else "leases"

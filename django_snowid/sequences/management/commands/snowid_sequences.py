@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from typing import Any
@@ -14,6 +13,7 @@ from django.db import connections
 from ....core.echo import shown
 from ....core.sequence_plan import check_name
 from ....exceptions import SequenceError
+from ....management.commands._json import json_text
 from ...from_django_sequences import TABLE, carry_over
 from ...status import raise_by, raise_if_low, sequence_rows
 
@@ -112,7 +112,7 @@ class Command(BaseCommand):
     def _import(self, table: str, database: str | None, as_json: bool, verbosity: int) -> None:
         carried = carry_over(database, table)
         if as_json:
-            self.stdout.write(json.dumps([vars(c) for c in carried], indent=2))
+            self.stdout.write(json_text([vars(c) for c in carried]))
             return
         if verbosity >= 2:
             for c in carried:
@@ -144,7 +144,7 @@ class Command(BaseCommand):
     def _list(self, as_json: bool, database: str | None) -> None:
         rows = sequence_rows(database)
         if as_json:
-            self.stdout.write(json.dumps(rows, indent=2))
+            self.stdout.write(json_text(rows))
             return
         if not rows:
             self.stdout.write("No sequence has issued a value yet.")
