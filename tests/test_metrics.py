@@ -33,7 +33,7 @@ from django_snowid.orders.stores import get_store
 from django_snowid.sequences import next_value, next_values
 from django_snowid.workers.lease import lease_generator, lease_of
 from tests.support import MS, FakeClock, set_order_state
-from tests.testapp.models import ShopOrder, TinyOrder
+from tests.testapp.models import Customer, Invoice, ShopOrder, TinyOrder
 
 CLASSIC = PRESETS["classic"]
 
@@ -362,6 +362,40 @@ def test_sequence_values_issued_by_declared_name():
         sample("snowid_sequence_values_issued_total", sequence="undeclared", store="database")
         == undeclared + 1
     )
+
+
+@pytest.mark.django_db
+@override_settings(SNOWID_METRICS=True, SNOWID_SEQUENCES={"customer": {}, "invoice": {}})
+def test_values_of_sequence_fields_are_counted():
+    """SequenceField and SequenceTextField draw their values as next_value() does."""
+    customers = sample("snowid_sequence_values_issued_total", sequence="customer", store="database")
+    invoices = sample("snowid_sequence_values_issued_total", sequence="invoice", store="database")
+    Customer.objects.create()
+    Customer.objects.bulk_create([Customer(), Customer()])
+    Invoice.objects.create()
+    after = sample("snowid_sequence_values_issued_total", sequence="customer", store="database")
+    assert after == customers + 3
+    assert (
+        sample("snowid_sequence_values_issued_total", sequence="invoice", store="database")
+        == invoices + 1
+    )
+
+
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+def test_a_sequence_field_refused_by_an_unreachable_store_is_counted(throwaway_redis, caplog):
+    with override_settings(SNOWID_SEQUENCE_BACKEND="redis", CACHES=throwaway_redis.caches()):
+        Customer.objects.create()
+        throwaway_redis.stop()
+        before = sample("snowid_refusals_total", part="sequences", cause="store_unreachable")
+        with (
+            caplog.at_level(logging.ERROR, logger="django_snowid"),
+            pytest.raises(SequenceUnavailable),
+        ):
+            Customer.objects.create()
+        after = sample("snowid_refusals_total", part="sequences", cause="store_unreachable")
+        assert after == before + 1
+        assert caplog.records[-1].getMessage().startswith("Refused: the sequence store 'redis'")
 
 
 @pytest.mark.redis

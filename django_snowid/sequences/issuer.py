@@ -150,6 +150,21 @@ def next_value(
     return values.start
 
 
+def draw(name: str, using: str | None) -> tuple[int, float]:
+    """One value of sequence ``name`` and the time it was drawn at (the store's clock):
+    what ``SequenceField`` and ``SequenceTextField`` store (the day of a daily text)."""
+    store, spec, tally = _resolve(name)
+    now = store.clock()
+    try:
+        value = store.next_values(spec, 1, using, now).start
+    except SequenceUnavailable:
+        _unreachable(store, name)
+        raise
+    if tally is not None:
+        tally.issued += 1
+    return value, now
+
+
 def _unreachable(store: Any, name: str) -> None:
     metrics.refused(
         logger,
