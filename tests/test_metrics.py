@@ -614,6 +614,32 @@ def test_the_collector_is_registered_only_when_asked(settings):
         collector._installed.clear()
 
 
+def test_in_multiprocess_mode_the_counts_are_written_at_the_end_of_requests(
+    settings, monkeypatch, tmp_path
+):
+    """With PROMETHEUS_MULTIPROC_DIR set, Django's start installs the flusher (a request's
+    end writes the counts), and no collector: a scrape reads the files."""
+    import atexit
+
+    from django.apps import apps
+    from django.core.signals import request_finished
+    from prometheus_client import REGISTRY
+
+    from django_snowid.apps import SnowidConfig
+    from django_snowid.metrics import multiprocess
+
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    settings.SNOWID_METRICS = True
+    SnowidConfig.ready(apps.get_app_config("django_snowid"))
+    try:
+        assert not any(isinstance(c, SnowidCollector) for c in REGISTRY._collector_to_names)
+        assert len(multiprocess._flusher) == 1
+        assert request_finished.disconnect(dispatch_uid="snowid-metrics-flush")
+    finally:
+        atexit.unregister(multiprocess._exit_flush)
+        multiprocess._flusher.clear()
+
+
 def test_metrics_settings_are_checked(settings):
     from django_snowid.metrics.checks import check_metrics, check_time_bits_horizon
 
@@ -632,6 +658,21 @@ def test_metrics_settings_are_checked(settings):
     with pytest.raises(SystemCheckError, match="E701"):
         settings.SNOWID_METRICS = 1
         call_command("check")
+
+
+def test_the_multiprocess_directory_is_checked(settings, tmp_path, monkeypatch):
+    from django_snowid.metrics.checks import check_metrics
+
+    settings.SNOWID_METRICS = True
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path / "missing"))
+    (message,) = check_metrics()
+    assert message.id == "django_snowid.E703"
+    assert repr(str(tmp_path / "missing")) in message.msg
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    assert check_metrics() == []
+    settings.SNOWID_METRICS = False  # no metrics: the directory is none of ours
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path / "missing"))
+    assert check_metrics() == []
 
 
 def test_every_logger_is_in_the_django_snowid_namespace():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import random
 import threading
 import time
@@ -276,6 +277,15 @@ def _fill() -> Iterator[tuple[str, float]]:
 
 
 metrics.register(live=_issued, fill=_fill)
+
+
+def _after_fork_in_child() -> None:
+    # A child is a new process: its counts start at zero (metrics, multiprocess files).
+    for issuer in list(_issuers.values()):
+        issuer._issued = issuer._peak = 0
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def get_issuer(stream: str, fmt: OrderNumberFormat) -> StreamIssuer:
