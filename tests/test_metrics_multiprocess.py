@@ -16,6 +16,7 @@ from prometheus_client import CollectorRegistry
 import django_snowid
 from django_snowid import metrics
 from django_snowid.layouts import get_layout
+from django_snowid.metrics import multiprocess
 from django_snowid.metrics.multiprocess import FILL_WINDOW_S, Flusher
 from django_snowid.orders.issuer import get_issuer
 from django_snowid.sequences import next_value, next_values
@@ -123,3 +124,23 @@ def test_a_forked_child_writes_only_what_it_counted(written):
         return after - before
 
     assert in_child(child) == "ok:2.0"
+
+
+def test_after_a_first_flush_a_thread_writes_the_counts_unasked(monkeypatch):
+    """Work outside requests (heartbeats, jobs) reaches the files without being asked, once
+    the process flushed once (a request's end, or flush())."""
+    monkeypatch.setattr(multiprocess, "FLUSH_EVERY_S", 0.01)
+    registry = CollectorRegistry()
+    flusher = Flusher(registry)
+    monkeypatch.setattr(multiprocess, "_flusher", [flusher])
+    multiprocess.flush()  # what request_finished calls
+    labels = {"part": "ids", "cause": "clock_behind"}
+    before = registry.get_sample_value("snowid_waits_total", labels) or 0.0
+    metrics.count("waits", "ids", "clock_behind")
+    deadline = time.monotonic() + 30
+    try:
+        while registry.get_sample_value("snowid_waits_total", labels) != before + 1:
+            assert time.monotonic() < deadline, "the thread never wrote the count"
+            time.sleep(0.01)
+    finally:
+        flusher._stop.set()
