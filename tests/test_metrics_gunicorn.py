@@ -97,9 +97,10 @@ def site(tmp_path):
     return env, prometheus_dir
 
 
-@pytest.fixture
-def gunicorn(site, tmp_path):
-    """A gunicorn of four workers serving the site, with the documented configuration."""
+@pytest.fixture(params=[False, True], ids=["app-per-worker", "preload"])
+def gunicorn(request, site, tmp_path):
+    """A gunicorn of four workers serving the site, with the documented configuration:
+    each worker loads Django, or the arbiter does before forking them (``--preload``)."""
     env, _ = site
     port = free_port()
     log = tmp_path / "gunicorn.log"
@@ -116,6 +117,7 @@ def gunicorn(site, tmp_path):
         str(MAX_REQUESTS),
         "--bind",
         f"127.0.0.1:{port}",
+        *(["--preload"] if request.param else []),
     ]
     with open(log, "wb") as out:
         server = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=out, stderr=out)
