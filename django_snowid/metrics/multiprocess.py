@@ -28,7 +28,7 @@ from prometheus_client.registry import CollectorRegistry
 
 from .. import metrics
 from ..checks import configured_layouts
-from .collector import DESCRIPTIONS
+from .collector import DESCRIPTIONS, REMAINING_HELP, RENEW_HELP
 
 __all__ = ["FILL_WINDOW_S", "FLUSH_EVERY_S", "Flusher", "flush", "install"]
 
@@ -63,7 +63,7 @@ class Flusher:
         }
         self._renewals = PrometheusHistogram(
             "snowid_lease_renew_seconds",
-            "How long a worker-id lease renewal took",
+            RENEW_HELP,
             ["store"],
             buckets=metrics.LATENCY_BUCKETS,
             registry=registry,
@@ -77,7 +77,7 @@ class Flusher:
         )
         self._remaining = Gauge(
             "snowid_time_bits_remaining_seconds",
-            "Seconds until a layout's time bits run out (no id can be issued after)",
+            REMAINING_HELP,
             ["layout"],
             registry=registry,
             multiprocess_mode="livemin",
