@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any, Final
 
+from django.db import DatabaseError
+
 from ... import metrics
 from ...core.sequence_plan import (
     LOW_WATER_S,
@@ -334,7 +336,7 @@ class RedisSequenceStore:
             need=need,
         )
         try:
-            new = resync == -1 and read_mark(mark_connection(using), stored) is None
+            new = resync == -1 and not self._has_mark(stored, using)
             if resync and not new:
                 self._report_loss(stored, resync)
             mark = advance_committed(using, stored, floor=max(floor, spec.start - 1), by=step)
@@ -355,6 +357,15 @@ class RedisSequenceStore:
                 "Recovery done: sequence %r resumes at %d, above its mark.", stored, mark - step + 1
             )
         return published
+
+    @staticmethod
+    def _has_mark(stored: str, using: str | None) -> bool:
+        """Whether the stored sequence has a database mark: one Redis lost, or a new one.
+        A database that does not answer is told by the raise that follows."""
+        try:
+            return read_mark(mark_connection(using), stored) is not None
+        except DatabaseError:
+            return True
 
     @staticmethod
     def _report_loss(stored: str, status: int) -> None:
