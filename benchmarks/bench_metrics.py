@@ -19,14 +19,23 @@ are real.
 The collector is registered and scraped between rounds (untimed). Ratio = calls a second
 with metrics on / off; the goal is within 2% (ratio >= 0.98). The cost of the counting
 alone (no store) is printed too: on a busy machine the ratios drift by more than it.
+
+Then prometheus_client's multiprocess mode (gunicorn), in a process of its own started
+with ``PROMETHEUS_MULTIPROC_DIR`` set: a "request" issues an order number (``create()``), a
+sequence value and an id, and "on" ends it as ``request_finished`` does, writing the
+counts into the multiprocess files (``metrics.multiprocess.flush()``); "off" is the same
+request with ``SNOWID_METRICS = False``. The cost of one flush alone is printed too.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,7 +54,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=20000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--multiprocess", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.multiprocess:
+        print(json.dumps(measure_multiprocess(args.calls, args.repeat)))
+        return 0
 
     import django
 
@@ -192,7 +205,117 @@ def main() -> int:
             f"{100 * cost_ns / call_ns:.3f}% of the call"
         )
     print("next_id()                        counting alone      0 ns a call (read at scrape time)")
+
+    with tempfile.TemporaryDirectory() as directory:
+        command = [sys.executable, __file__, "--multiprocess", "--calls", str(args.calls)]
+        command += ["--repeat", str(args.repeat)]
+        env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": directory}
+        out = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
+    figures = json.loads(out.stdout.strip().splitlines()[-1])
+    on_rates, off_rates, flush_ns = figures["on"], figures["off"], figures["flush_ns"]
+    ratios = [a / b for a, b in zip(on_rates, off_rates, strict=True)]
+    print(
+        "multiprocess mode (PROMETHEUS_MULTIPROC_DIR): a request = create() with an order "
+        "number, next_value(), next_id()"
+    )
+    print(
+        f"{'request, flushed at its end':32} on {med(on_rates):12,.0f}/s  "
+        f"off {med(off_rates):12,.0f}/s  ratio {med(ratios):.3f} "
+        f"({min(ratios):.3f}-{max(ratios):.3f})  "
+        f"target >= {TARGET}: {'ok' if med(ratios) >= TARGET else 'MISS'}"
+    )
+    request_ns = 1e9 / med(off_rates)
+    print(
+        f"{'request, flushed at its end':32} flush alone {flush_ns / 1000:6.1f} µs a request = "
+        f"{100 * flush_ns / request_ns:.3f}% of the request"
+    )
     return 0
+
+
+def measure_multiprocess(calls: int, repeat: int) -> dict[str, object]:
+    """In a process started with PROMETHEUS_MULTIPROC_DIR set (before prometheus_client is
+    imported): requests with the counts flushed at their end, against metrics off."""
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.db import connection, transaction
+    from django_redis import get_redis_connection
+
+    import django_snowid
+    from benchmarks.benchapp.models import NumberedOrder
+    from django_snowid.db.connections import close_own_connections
+    from django_snowid.metrics import multiprocess
+    from django_snowid.orders import issuer as order_issuers
+    from django_snowid.sequences import issuer as sequence_issuer
+    from django_snowid.sequences import next_value
+
+    connection.settings_dict["NAME"] = f"snowid_bench_metrics_mp_{os.getpid()}"
+    old = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+    prefix = os.environ["SNOWID_BENCH_PREFIX"]
+    client = get_redis_connection("snowid")
+    try:
+        field = NumberedOrder._meta.get_field("number")
+        key = (field.stream, field.format)
+        NumberedOrder.objects.create(user_id=1)  # recovers the stream, loads the scripts
+        issuers = {}
+        for on in (True, False):
+            settings.SNOWID_METRICS = on  # read when an issuer or a sequence is made
+            issuers[on] = order_issuers.StreamIssuer(field.stream, field.format)
+            next_value(f"bench-mp-{on}")
+        django_snowid.next_id()  # the lease, the generator
+        multiprocess.install()
+        multiprocess.flush()  # what was counted so far; starts the thread of the process
+
+        @contextmanager
+        def requests(on: bool):
+            order_issuers._issuers[key] = issuers[on]
+            with transaction.atomic():  # rolled back: no fsync a row (see the main run)
+                yield
+                transaction.set_rollback(True)
+
+        def request(on: bool):
+            name = f"bench-mp-{on}"
+
+            def one(i: int) -> None:
+                NumberedOrder.objects.create(user_id=i)
+                next_value(name)
+                django_snowid.next_id()
+                if on:
+                    multiprocess.flush()  # what request_finished does
+
+            return one
+
+        on_rates, off_rates = [], []
+        for _ in range(repeat):
+            on, off = interleaved_rates(
+                [request(True), request(False)],
+                max(calls // 4, 200),
+                chunk=100,
+                contexts=[lambda: requests(True), lambda: requests(False)],
+            )
+            on_rates.append(on)
+            off_rates.append(off)
+        # One flush alone, after a request's worth of counting (a value, a number, an id).
+        tally = sequence_issuer.Tally(("bench", "database"))
+        sequence_issuer._tallies[tally.labels] = tally
+        order_issuers._issuers[key] = issuers[True]
+        n = 20_000
+        began = time.perf_counter()
+        for _ in range(n):
+            tally.issued += 1
+            issuers[True]._count(1, 1)
+            django_snowid.next_id()
+            multiprocess.flush()
+        flush_ns = (time.perf_counter() - began) / n * 1e9
+    finally:
+        keys = list(client.scan_iter(match=f"{{{prefix}:*"))
+        if keys:
+            client.delete(*keys)
+        django_snowid.ids.issuer.reset()
+        close_own_connections()
+        connection.creation.destroy_test_db(old, verbosity=0)
+    return {"on": on_rates, "off": off_rates, "flush_ns": flush_ns}
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ processes) is removed at the end, also after an error.
 Each line compares, interleaved in one run: named sequences (``next_value``) on the Redis
 store and on the database store, against a bare Redis ``PING`` and a bare PostgreSQL
 ``SELECT 1`` on the same path; and ``create()`` of a row with an ``OrderNumberField`` (Redis
-and database order stores) against ``create()`` of the same row without it.
+and database order stores, a stream each) against ``create()`` of the same row without it.
 """
 
 from __future__ import annotations
@@ -66,9 +66,10 @@ def measure(host: str, redis_port: int, pg_port: int, calls: int, repeat: int) -
     from django.test import override_settings
     from django_redis import get_redis_connection
 
-    from benchmarks.benchapp.models import NumberedOrder, PlainOrder
+    from benchmarks.benchapp.models import DatabaseNumberedOrder, NumberedOrder, PlainOrder
     from benchmarks.timing import interleaved_rates
     from django_snowid.db.connections import close_own_connections
+    from django_snowid.orders import issuer as order_issuers
     from django_snowid.sequences import next_value
 
     connection.settings_dict["NAME"] = f"snowid_bench_remote_{os.getpid()}"
@@ -108,22 +109,25 @@ def measure(host: str, redis_port: int, pg_port: int, calls: int, repeat: int) -
             add("next_value, Redis store", ours_redis)
             add("next_value, database store", ours_db)
 
-        redis_orders = override_settings(SNOWID_ORDER_BACKEND="redis")
-        db_orders = override_settings(SNOWID_ORDER_BACKEND="database")
-        with redis_orders:
-            NumberedOrder.objects.create(user_id=0)  # recovery, script loading
-        with db_orders:
-            NumberedOrder.objects.create(user_id=0)
+        # One store per stream, each stream's issuer made once: switching one stream's
+        # store between chunks would recover it at every switch.
+        for model, backend in ((NumberedOrder, "redis"), (DatabaseNumberedOrder, "database")):
+            field = model._meta.get_field("number")
+            with override_settings(SNOWID_ORDER_BACKEND=backend):
+                issuer = order_issuers.StreamIssuer(field.stream, field.format)
+                issuer.recover()
+            order_issuers._issuers[(field.stream, field.format)] = issuer
+        NumberedOrder.objects.create(user_id=0)  # script loading
+        DatabaseNumberedOrder.objects.create(user_id=0)
         for _ in range(repeat):
             plain, numbered_redis, numbered_db = interleaved_rates(
                 [
                     lambda i: PlainOrder.objects.create(user_id=i),
                     lambda i: NumberedOrder.objects.create(user_id=i),
-                    lambda i: NumberedOrder.objects.create(user_id=i),
+                    lambda i: DatabaseNumberedOrder.objects.create(user_id=i),
                 ],
                 max(calls // 2, 50),
                 chunk=25,
-                contexts=[None, lambda: redis_orders, lambda: db_orders],
             )
             add("create(), no order number", plain)
             add("create(), order number from Redis", numbered_redis)

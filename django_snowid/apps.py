@@ -13,6 +13,7 @@ from .ids import checks as ids_checks
 from .ids.database import checks as database_ids_checks
 from .ids.database import install as database_ids_install
 from .metrics import checks as metrics_checks
+from .metrics import multiprocess_dir
 from .orders import checks as orders_checks
 from .workers import checks as workers_checks
 from .workers.stores import database as lease_table
@@ -53,6 +54,13 @@ class SnowidConfig(AppConfig):
             lease_table.pre_migrate, sender=self, dispatch_uid="snowid-lease-table-pre"
         )
         if conf.METRICS is True and importlib.util.find_spec("prometheus_client") is not None:
-            from .metrics.collector import install  # imports prometheus_client: only then
+            # Both import prometheus_client: only then. In its multiprocess mode a scrape
+            # reads every process's files, never a collector of this process.
+            if multiprocess_dir():
+                from .metrics import multiprocess
 
-            install()
+                multiprocess.install()
+            else:
+                from .metrics import collector
+
+                collector.install()

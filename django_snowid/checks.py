@@ -159,6 +159,9 @@ CHECK_IDS: dict[str, str] = {
     "django_snowid.E701": "``SNOWID_METRICS`` is not True or False.",
     "django_snowid.E702": "``SNOWID_HEALTH_TIME_BITS_HORIZON`` is not a ``timedelta`` of zero or "
     "more.",
+    "django_snowid.E703": "``SNOWID_METRICS`` is True and ``PROMETHEUS_MULTIPROC_DIR`` (the "
+    "directory of prometheus_client's multiprocess mode) is not a directory the process can "
+    "write.",
     "django_snowid.W700": "A layout's time bits run out within "
     "``SNOWID_HEALTH_TIME_BITS_HORIZON``: plan the move to a later epoch or more time bits.",
     # ------------------------------------------------------- named sequences

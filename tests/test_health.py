@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 import time
 from datetime import datetime, timezone
 
@@ -54,6 +55,41 @@ def test_worker_lease_passes_while_held_and_fails_once_fenced(source):
         WorkerLease().run()
     django_snowid.next_id()  # a new lease replaces the lost one
     WorkerLease().run()
+
+
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+def test_worker_lease_says_what_a_waiting_process_awaits_and_until_when(throwaway_redis):
+    """A lease store that lost its records (here: never had any) hands out no worker id
+    for a while; the check of a process waiting for one says for what, and until when."""
+    from django_snowid.health.probes import worker_leases
+    from django_snowid.workers.pool import pool_name
+    from django_snowid.workers.stores.base import horizon_text
+
+    with override_settings(
+        CACHES=throwaway_redis.caches(),
+        SNOWID_WORKER_ID_SOURCE="redis",
+        SNOWID_WORKER_LEASE_TTL_S=1.5,
+    ):
+        id_issuer.reset()
+        waiting = threading.Thread(target=django_snowid.next_id)
+        waiting.start()
+        found = []
+        while waiting.is_alive() and not found:
+            found = [f for f in worker_leases() if "waits until" in f.message]
+            time.sleep(0.01)
+        waiting.join()
+        assert found, "the wait was never reported"
+        pool = pool_name(get_layout())
+        # Until the last of the pools of the settings' layouts, whose waits started together.
+        client = throwaway_redis.client()
+        since = max(int(client.hget(key, "since")) for key in client.scan_iter("{snowid:workers:*"))
+        (finding,) = found
+        assert finding.fatal
+        assert f"waits until {horizon_text(since + 2000)}" in finding.message
+        assert f"pool {pool!r}" in finding.message
+        assert [f for f in worker_leases() if "waits until" in f.message] == []
+        id_issuer.reset()
 
 
 @pytest.mark.redis

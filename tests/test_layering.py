@@ -149,6 +149,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "*.checks",
         "metrics.collector",
+        "metrics.multiprocess",
         "health",
         "health.*",
         "admin",

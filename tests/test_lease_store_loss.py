@@ -4,6 +4,7 @@ processes issue ids: nobody issues a duplicate, and the holders from before keep
 from __future__ import annotations
 
 import itertools
+import logging
 import time
 
 import pytest
@@ -12,6 +13,9 @@ from django.test import override_settings
 import django_snowid
 from django_snowid.exceptions import WorkerIdError
 from django_snowid.ids import issuer as ids
+from django_snowid.layouts import get_layout, layout_names
+from django_snowid.workers.pool import pool_name
+from django_snowid.workers.stores.base import horizon_text
 from tests.support import Children
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -120,3 +124,30 @@ def test_a_promoted_replica_that_lagged_behind_the_renewals_hands_out_no_live_id
     finally:
         release_all()
         replica.stop()
+
+
+def test_newcomers_of_two_pools_wait_once_together(throwaway_redis, caplog):
+    """A new process (or one whose leases were lost) on a Redis that lost its records, or
+    never had any, needs ids of two layouts leased from two pools: the second pool's wait
+    runs during the first's, and one line says which pools and until when."""
+    pools = [pool_name(get_layout(name)) for name in ("default", "js")]
+    assert pools[0] != pools[1]
+    with override_settings(
+        CACHES=throwaway_redis.caches(),
+        SNOWID_WORKER_ID_SOURCE="redis",
+        SNOWID_WORKER_LEASE_TTL_S=TTL_S,
+    ):
+        ids.reset()
+        with caplog.at_level(logging.WARNING, logger="django_snowid"):
+            django_snowid.next_id()
+            django_snowid.next_id(layout="js")
+        waits = [r.getMessage() for r in caplog.records if "lost its records" in r.getMessage()]
+        assert len(waits) == 1, waits
+        # Until the last of the pools of the settings' layouts, whose waits started together.
+        client = throwaway_redis.client()
+        since = [int(client.hget(key, "since")) for key in client.scan_iter("{snowid:workers:*")]
+        assert len(since) == len({pool_name(get_layout(name)) for name in layout_names()})
+        grace_ms = int(TTL_S * 1000) + 500
+        assert f"until {horizon_text(max(since) + grace_ms)}" in waits[0]
+        assert all(repr(pool) in waits[0] for pool in pools)
+        ids.reset()

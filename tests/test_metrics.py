@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
+from django.db import connections
 from django.test import override_settings
 from prometheus_client import CollectorRegistry, generate_latest
 
 import django_snowid
 from django_snowid import metrics
 from django_snowid.core.generator import SnowflakeGenerator
-from django_snowid.core.layout import PRESETS, Layout, NodePart
+from django_snowid.core.layout import PRESETS, Layout, NodePart, iso_utc
 from django_snowid.exceptions import (
     ClockMovedBackwards,
     OrderClockBehind,
@@ -29,11 +31,11 @@ from django_snowid.exceptions import (
 from django_snowid.ids import issuer as id_issuer
 from django_snowid.metrics.collector import SnowidCollector
 from django_snowid.orders.issuer import get_issuer
-from django_snowid.orders.stores import get_store
+from django_snowid.orders.stores import MISSING, get_store
 from django_snowid.sequences import next_value, next_values
 from django_snowid.workers.lease import lease_generator, lease_of
-from tests.support import MS, FakeClock, set_order_state
-from tests.testapp.models import ShopOrder, TinyOrder
+from tests.support import MS, Clock, FakeClock, set_order_state
+from tests.testapp.models import Customer, Invoice, ShopOrder, TinyOrder
 
 CLASSIC = PRESETS["classic"]
 
@@ -323,6 +325,52 @@ def test_order_store_loss_and_failover_are_recovered_and_counted(caplog):
 
 
 @pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+@override_settings(SNOWID_ORDER_BACKEND="redis")
+def test_a_lost_stream_is_reported_once_whatever_the_callers(caplog):
+    """Every caller finds the stream missing at once (a barrier holds them there); one
+    recovery rebuilds it and one pair of lines says so, its time in UTC."""
+    field = ShopOrder._meta.get_field("number")
+    fmt = field.format
+    issuer = get_issuer(field.stream, fmt)
+    issuer.next_number(1)
+    store = get_store()
+    store.client().delete(store.key(field.stream))
+    callers = 5
+    all_saw_it = threading.Barrier(callers)
+    reserve, met = store.reserve, threading.local()
+
+    def reserve_and_meet(stream, args):
+        outcome = reserve(stream, args)
+        if outcome is MISSING and not getattr(met, "done", False):
+            met.done = True
+            all_saw_it.wait(timeout=30)
+        return outcome
+
+    store.reserve = reserve_and_meet
+    recoveries = sample("snowid_recoveries_total", part="orders", store="redis")
+    numbers = []
+
+    def caller(user: int) -> None:
+        numbers.extend(issuer.next_numbers([user]))
+        connections.close_all()
+
+    with caplog.at_level(logging.INFO, logger="django_snowid"):
+        threads = [threading.Thread(target=caller, args=(user,)) for user in range(callers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert len(numbers) == callers
+    lines = [(r.levelname, r.getMessage().split(":")[0]) for r in caplog.records]
+    assert lines == [("WARNING", "Store loss detected"), ("INFO", "Recovery done")]
+    assert sample("snowid_recoveries_total", part="orders", store="redis") == recoveries + 1
+    resumed = min(fmt.position(n)[0] for n in numbers)
+    when = iso_utc(fmt.time_of_local_second(resumed), milliseconds=False)
+    assert f"resumes after {when} #0 (it held nothing)" in caplog.records[1].getMessage()
+
+
+@pytest.mark.redis
 @pytest.mark.django_db
 def test_an_unreachable_order_store_is_a_refusal(throwaway_redis, caplog):
     with override_settings(SNOWID_ORDER_BACKEND="redis", CACHES=throwaway_redis.caches()):
@@ -364,6 +412,40 @@ def test_sequence_values_issued_by_declared_name():
     )
 
 
+@pytest.mark.django_db
+@override_settings(SNOWID_METRICS=True, SNOWID_SEQUENCES={"customer": {}, "invoice": {}})
+def test_values_of_sequence_fields_are_counted():
+    """SequenceField and SequenceTextField draw their values as next_value() does."""
+    customers = sample("snowid_sequence_values_issued_total", sequence="customer", store="database")
+    invoices = sample("snowid_sequence_values_issued_total", sequence="invoice", store="database")
+    Customer.objects.create()
+    Customer.objects.bulk_create([Customer(), Customer()])
+    Invoice.objects.create()
+    after = sample("snowid_sequence_values_issued_total", sequence="customer", store="database")
+    assert after == customers + 3
+    assert (
+        sample("snowid_sequence_values_issued_total", sequence="invoice", store="database")
+        == invoices + 1
+    )
+
+
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+def test_a_sequence_field_refused_by_an_unreachable_store_is_counted(throwaway_redis, caplog):
+    with override_settings(SNOWID_SEQUENCE_BACKEND="redis", CACHES=throwaway_redis.caches()):
+        Customer.objects.create()
+        throwaway_redis.stop()
+        before = sample("snowid_refusals_total", part="sequences", cause="store_unreachable")
+        with (
+            caplog.at_level(logging.ERROR, logger="django_snowid"),
+            pytest.raises(SequenceUnavailable),
+        ):
+            Customer.objects.create()
+        after = sample("snowid_refusals_total", part="sequences", cause="store_unreachable")
+        assert after == before + 1
+        assert caplog.records[-1].getMessage().startswith("Refused: the sequence store 'redis'")
+
+
 @pytest.mark.redis
 @pytest.mark.django_db(transaction=True)
 @override_settings(SNOWID_SEQUENCE_BACKEND="redis")
@@ -384,6 +466,84 @@ def test_sequence_store_loss_and_failover_are_counted(caplog):
     assert sample("snowid_recoveries_total", part="sequences", store="redis") == recoveries + 1
     assert sample("snowid_failover_resyncs_total", part="sequences", store="redis") == resyncs + 1
     assert [r.levelname for r in caplog.records] == ["WARNING", "INFO", "WARNING", "INFO"]
+
+
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+@override_settings(SNOWID_SEQUENCE_BACKEND="redis", SNOWID_SEQUENCES={"invoice": {"kind": "daily"}})
+def test_a_new_sequence_and_a_new_day_are_no_store_loss(caplog):
+    """A name Redis never held and that has no database mark is new: an INFO line, no
+    warning, no recovery (a daily sequence gets a new name every day)."""
+    from django_snowid.sequences.stores import get_store as sequence_store
+
+    clock = Clock(datetime(2026, 11, 23, 23, 59, 59, tzinfo=timezone.utc))
+    sequence_store().clock = clock
+    recoveries = sample("snowid_recoveries_total", part="sequences", store="redis")
+    with caplog.at_level(logging.INFO, logger="django_snowid"):
+        next_value("ledger")
+        next_value("invoice")
+        clock.now += 1  # a new day
+        next_value("invoice")
+        next_value("invoice")
+    assert [r.getMessage() for r in caplog.records] == [
+        "Sequence started: 'ledger' begins at 1 in Redis, under its new database mark.",
+        "Sequence started: 'invoice:20261123' begins at 1 in Redis, under its new database mark.",
+        "Sequence started: 'invoice:20261124' begins at 1 in Redis, under its new database mark.",
+    ]
+    assert {r.levelname for r in caplog.records} == {"INFO"}
+    assert sample("snowid_recoveries_total", part="sequences", store="redis") == recoveries
+
+
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+@override_settings(SNOWID_SEQUENCE_BACKEND="redis")
+def test_a_lost_sequence_is_reported_once_whatever_the_callers(caplog):
+    """Every caller finds the sequence missing at once (a barrier holds them there): one of
+    them re-syncs it, and says so in one pair of lines."""
+    from django_snowid.sequences.stores import get_store as sequence_store
+    from django_snowid.sequences.stores.redis import DRAW
+
+    next_value("ledger")
+    store = sequence_store()
+    store.client().delete(store.key("ledger"))  # Redis lost it
+    callers = 5
+    all_saw_it = threading.Barrier(callers)
+    run, met = store._run, threading.local()
+
+    def run_and_meet(script, keys, args):
+        reply = run(script, keys, args)
+        if script is DRAW and reply[0] == -1 and not getattr(met, "done", False):
+            met.done = True
+            all_saw_it.wait(timeout=30)
+        return reply
+
+    store._run = run_and_meet
+    recoveries = sample("snowid_recoveries_total", part="sequences", store="redis")
+    values = []
+
+    def caller() -> None:
+        values.append(next_value("ledger"))
+        connections.close_all()
+
+    with caplog.at_level(logging.INFO, logger="django_snowid"):
+        threads = [threading.Thread(target=caller) for _ in range(callers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert len(set(values)) == callers
+    messages = [(r.levelname, r.getMessage()) for r in caplog.records]
+    resumed = min(values)
+    assert messages == [
+        (
+            "WARNING",
+            "Store loss detected: Redis holds no state of sequence 'ledger', which has a "
+            "database mark (lost in a restart, a flush or a failover); re-syncing it above "
+            "its mark.",
+        ),
+        ("INFO", f"Recovery done: sequence 'ledger' resumes at {resumed}, above its mark."),
+    ]
+    assert sample("snowid_recoveries_total", part="sequences", store="redis") == recoveries + 1
 
 
 @pytest.mark.redis
@@ -454,6 +614,32 @@ def test_the_collector_is_registered_only_when_asked(settings):
         collector._installed.clear()
 
 
+def test_in_multiprocess_mode_the_counts_are_written_at_the_end_of_requests(
+    settings, monkeypatch, tmp_path
+):
+    """With PROMETHEUS_MULTIPROC_DIR set, Django's start installs the flusher (a request's
+    end writes the counts), and no collector: a scrape reads the files."""
+    import atexit
+
+    from django.apps import apps
+    from django.core.signals import request_finished
+    from prometheus_client import REGISTRY
+
+    from django_snowid.apps import SnowidConfig
+    from django_snowid.metrics import multiprocess
+
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    settings.SNOWID_METRICS = True
+    SnowidConfig.ready(apps.get_app_config("django_snowid"))
+    try:
+        assert not any(isinstance(c, SnowidCollector) for c in REGISTRY._collector_to_names)
+        assert len(multiprocess._flusher) == 1
+        assert request_finished.disconnect(dispatch_uid="snowid-metrics-flush")
+    finally:
+        atexit.unregister(multiprocess._exit_flush)
+        multiprocess._flusher.clear()
+
+
 def test_metrics_settings_are_checked(settings):
     from django_snowid.metrics.checks import check_metrics, check_time_bits_horizon
 
@@ -472,6 +658,21 @@ def test_metrics_settings_are_checked(settings):
     with pytest.raises(SystemCheckError, match="E701"):
         settings.SNOWID_METRICS = 1
         call_command("check")
+
+
+def test_the_multiprocess_directory_is_checked(settings, tmp_path, monkeypatch):
+    from django_snowid.metrics.checks import check_metrics
+
+    settings.SNOWID_METRICS = True
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path / "missing"))
+    (message,) = check_metrics()
+    assert message.id == "django_snowid.E703"
+    assert repr(str(tmp_path / "missing")) in message.msg
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    assert check_metrics() == []
+    settings.SNOWID_METRICS = False  # no metrics: the directory is none of ours
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path / "missing"))
+    assert check_metrics() == []
 
 
 def test_every_logger_is_in_the_django_snowid_namespace():

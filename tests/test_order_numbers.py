@@ -170,6 +170,29 @@ def test_missing_state_is_recovered_from_the_database_first(backend):
     assert get_store().read(field.stream) == fmt.position(order.number)
 
 
+@pytest.mark.redis
+def test_switching_the_store_back_and_forth_never_runs_ahead_of_the_clock(clock):
+    """Processes of both stores taking turns (a setting switched back and forth, jobs run
+    with other settings): each first number of a process checks the store against the
+    database. The stream continues past the other store's numbers; it is not pushed a
+    second further ahead of the clock at each turn (which ends in OrderClockBehind)."""
+    field = field_of(ShopOrder)
+    fmt = field.format
+    clock.ns = (clock.ns // 10**9) * 10**9 + 100 * MS
+    leads = []
+    for turn in range(16):  # far more turns than SNOWID_ORDER_MAX_BACKWARDS_S allows seconds
+        with override_settings(SNOWID_ORDER_BACKEND=("database", "redis")[turn % 2]):
+            get_store().clock = lambda: clock() / 10**9  # both stores on the test's clock
+            issuer = field.issuer()  # made afresh: the settings changed
+            issuer.sleep = clock.sleep
+            number = issuer.next_number(1)
+            ShopOrder.objects.create(user_id=1, number=number)
+        leads.append(fmt.position(number)[0] - fmt.local_second(clock.now()))
+    numbers = list(ShopOrder.objects.order_by("pk").values_list("number", flat=True))
+    assert numbers == sorted(set(numbers))
+    assert max(leads) == max(leads[:2]), leads
+
+
 def forget(stream: str) -> None:
     store = get_store()
     if store.name == "redis":

@@ -50,6 +50,15 @@ class NumberedOrder(models.Model):
     objects = OrderNumberQuerySet.as_manager()
 
 
+class DatabaseNumberedOrder(models.Model):
+    """NumberedOrder on a stream of its own: bench_remote.py issues these numbers from the
+    database store and NumberedOrder's from Redis, one store per stream."""
+
+    id = models.BigAutoField(primary_key=True)
+    user_id = models.BigIntegerField()
+    number = OrderNumberField(shard_from="user_id")
+
+
 class UniqueColumnOrder(models.Model):
     """The database's share of the cost: the same UNIQUE column, filled without Redis."""
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ClockBehind", "Reserved", "Resuming", "SecondFull", "reserve", "resume"]
+__all__ = ["ClockBehind", "Reserved", "Resuming", "SecondFull", "behind", "reserve", "resume"]
 
 
 @dataclass(frozen=True)
@@ -96,13 +96,13 @@ def resume(
 
     ``state`` is what the store holds (``None``: nothing), ``database`` the position of the
     stream's largest number in the database, ``now`` the store's local second. A store
-    that holds nothing, or less than the database, lost numbers; so may a store whose
-    number met a conflict in the database (``force``). Numbers reserved before the loss
-    may still be on their way to the database, at any position up to the store's current
-    second (or up to the database's largest, if that runs ahead): the stream resumes at
-    the start of the second after both, where no such reservation can be. It costs the
-    rest of the current second's numbers. A store at or above the database, not forced,
-    is left alone.
+    that holds nothing lost numbers; so may a store whose number met a conflict in the
+    database (``force``). Numbers reserved before the loss may still be on their way to
+    the database, at any position up to the store's current second (or up to the
+    database's largest, if that runs ahead): the stream resumes at the start of the
+    second after both, where no such reservation can be. It costs the rest of the current
+    second's numbers. A store at or above the database, not forced, is left alone; one
+    whose own state is behind it resumes as :func:`behind` says.
 
     The Redis store also holds the stream there until its clock reaches that second
     (:class:`Resuming`): numbers are then never issued ahead of its clock, so a state lost
@@ -115,8 +115,18 @@ def resume(
     """
     if state is not None and not (force or unverified) and (database is None or state >= database):
         return state
+    if state is not None and not (force or unverified) and database is not None:
+        return behind(database, now, first_sequence=first_sequence)
     second = max(now, database[0] if database is not None else now)
     if unverified and state is not None:
         second = max(second, state[0])
     target = (second + 1, first_sequence - 1)
     return target if state is None or state < target else state
+
+
+def behind(database: tuple[int, int], now: int, *, first_sequence: int) -> tuple[int, int]:
+    """Where a store whose own state is behind ``database`` resumes: another store issued
+    the stream since (a switch of store, processes with other settings). At the second
+    after the clock's, or right after the database's largest number when that is further
+    ahead: stores taking turns never push the stream a second further at each turn."""
+    return max((now + 1, first_sequence - 1), database)

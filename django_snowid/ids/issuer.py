@@ -21,9 +21,10 @@ from .. import inventory, metrics
 from ..conf import conf, on_settings_changed
 from ..core.generator import Report, SnowflakeGenerator
 from ..core.layout import DecodedId, Layout
-from ..exceptions import StaticWorkerIdAfterFork
-from ..layouts import DEFAULT, get_layout
+from ..exceptions import LayoutError, StaticWorkerIdAfterFork
+from ..layouts import DEFAULT, get_layout, layout_names
 from ..workers.lease import lease_generator, lease_of
+from ..workers.pool import pool_name
 from ..workers.sources import LEASE_SOURCES, resolve_worker_id, worker_node
 
 __all__ = ["decode", "get_generator", "next_id", "next_ids", "reset"]
@@ -136,6 +137,7 @@ def _create_generator(key: str) -> SnowflakeGenerator:
             on_lost=lambda: _drop(key),
             backwards_tolerance_ms=tolerance,
             report=_reporter(key),
+            companions=_lease_pools(),
         )
     node = worker_node(layout, worker)
     if _forked_from is not None and (
@@ -158,6 +160,19 @@ def _create_generator(key: str) -> SnowflakeGenerator:
     )
     _claimed_nodes.add((key, node))
     return generator
+
+
+def _lease_pools() -> list[str]:
+    """The pools of every layout of the settings that has node bits to lease."""
+    pools = []
+    for name in layout_names():
+        try:
+            layout = get_layout(name)
+        except LayoutError:
+            continue  # a system check says why
+        if layout.node_parts:
+            pools.append(pool_name(layout))
+    return pools
 
 
 def _fields_of(key: str) -> list[Field]:

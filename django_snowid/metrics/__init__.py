@@ -1,7 +1,8 @@
 """What an operator counts: plain integers, kept here and read at scrape time.
 
 Nothing here imports ``prometheus_client``; :mod:`.collector` turns the counts into
-Prometheus metrics when ``SNOWID_METRICS`` is on. Two kinds of counts:
+Prometheus metrics when ``SNOWID_METRICS`` is on, or, in prometheus_client's multiprocess
+mode, :mod:`.multiprocess` writes them into its files. Two kinds of counts:
 
 - events off the hot path (refusals, waits, recoveries, leases taken and lost, renewal
   latencies): :func:`count` and :func:`observe`, a dictionary update under a lock, on
@@ -32,11 +33,14 @@ __all__ = [
     "busiest_fill",
     "count",
     "counts",
+    "keep_observations",
     "latency",
+    "multiprocess_dir",
     "observe",
     "refused",
     "register",
     "reset",
+    "take_observations",
     "totals",
 ]
 
@@ -115,6 +119,8 @@ class Histogram:
 
 
 _latency: dict[str, Histogram] = {}
+#: The renewals not yet written to prometheus_client's multiprocess files (None: not kept).
+_unwritten: list[tuple[str, float]] | None = None
 
 
 def observe(store: str, seconds: float) -> None:
@@ -124,6 +130,35 @@ def observe(store: str, seconds: float) -> None:
         if histogram is None:
             histogram = _latency[store] = Histogram(LATENCY_BUCKETS)
         histogram.observe(seconds)
+        if _unwritten is not None:
+            _unwritten.append((store, seconds))
+
+
+def keep_observations() -> None:
+    """Keep each renewal for :func:`take_observations` (the multiprocess mode)."""
+    global _unwritten
+    with _lock:
+        if _unwritten is None:
+            _unwritten = []
+
+
+def take_observations() -> list[tuple[str, float]]:
+    """The renewals observed since the previous call, as (store, seconds)."""
+    with _lock:
+        if not _unwritten:
+            return []
+        taken = list(_unwritten)
+        _unwritten.clear()
+        return taken
+
+
+def multiprocess_dir() -> str | None:
+    """The directory of prometheus_client's multiprocess mode (``PROMETHEUS_MULTIPROC_DIR``,
+    or its older lower-case name), if set: the worker processes of a pool each write their
+    counts there."""
+    return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or os.environ.get(
+        "prometheus_multiproc_dir"  # noqa: SIM112 (prometheus_client still reads it)
+    )
 
 
 def latency() -> dict[str, tuple[list[tuple[str, int]], float]]:
@@ -171,6 +206,8 @@ def reset() -> None:
         _counts.clear()
         _latency.clear()
         _logged.clear()
+        if _unwritten is not None:
+            _unwritten.clear()
 
 
 def _after_fork_in_child() -> None:
@@ -180,6 +217,8 @@ def _after_fork_in_child() -> None:
     _lock = threading.Lock()
     _counts.clear()
     _latency.clear()
+    if _unwritten is not None:
+        _unwritten.clear()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

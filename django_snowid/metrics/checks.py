@@ -1,9 +1,11 @@
-"""System checks of the operations settings: ``SNOWID_METRICS`` and
-``SNOWID_HEALTH_TIME_BITS_HORIZON`` (ids E700-E749, W700-W749)."""
+"""System checks of the operations settings: ``SNOWID_METRICS`` (and the directory of
+prometheus_client's multiprocess mode) and ``SNOWID_HEALTH_TIME_BITS_HORIZON`` (ids
+E700-E749, W700-W749)."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -11,6 +13,7 @@ from django.core.checks import CheckMessage, Tags
 
 from ..checks import Check, configured_layouts, error, warning
 from ..conf import conf
+from . import multiprocess_dir
 
 __all__ = ["CHECKS", "check_metrics", "check_time_bits_horizon"]
 
@@ -27,6 +30,16 @@ def check_metrics(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
                 "SNOWID_METRICS is True but prometheus_client is not installed: install "
                 "django-snowid[metrics], or set SNOWID_METRICS = False.",
                 "django_snowid.E700",
+            )
+        ]
+    directory = multiprocess_dir()
+    if value and directory and not (os.path.isdir(directory) and os.access(directory, os.W_OK)):
+        return [
+            error(
+                f"PROMETHEUS_MULTIPROC_DIR is {directory!r}, which is not a directory this "
+                "process can write: no worker's metrics would reach a scrape. Create it "
+                "(empty) before the server starts, or unset the variable.",
+                "django_snowid.E703",
             )
         ]
     return []

@@ -25,7 +25,7 @@ from prometheus_client.registry import Collector, CollectorRegistry
 from .. import metrics
 from ..checks import configured_layouts
 
-__all__ = ["DESCRIPTIONS", "SnowidCollector", "install"]
+__all__ = ["DESCRIPTIONS", "REMAINING_HELP", "RENEW_HELP", "SnowidCollector", "install"]
 
 #: Each counter's help text (the names are ``snowid_<key>_total``).
 DESCRIPTIONS = {
@@ -39,6 +39,11 @@ DESCRIPTIONS = {
     "leases_acquired": "Worker-id leases taken",
     "leases_lost": "Worker-id leases lost (expired unrenewed, or taken by another holder)",
 }
+
+
+#: The help texts of the histogram and of the time-bits gauge.
+RENEW_HELP = "How long a worker-id lease renewal took"
+REMAINING_HELP = "Seconds until a layout's time bits run out (no id can be issued after)"
 
 
 class SnowidCollector(Collector):
@@ -62,7 +67,7 @@ class SnowidCollector(Collector):
         )
         latency = HistogramMetricFamily(
             "snowid_lease_renew_seconds",
-            "How long a worker-id lease renewal took",
+            RENEW_HELP,
             labels=["store"],
         )
         for store, (buckets, total) in sorted(metrics.latency().items()):
@@ -70,7 +75,7 @@ class SnowidCollector(Collector):
         yield latency
         remaining = GaugeMetricFamily(
             "snowid_time_bits_remaining_seconds",
-            "Seconds until a layout's time bits run out (no id can be issued after)",
+            REMAINING_HELP,
             labels=["layout"],
         )
         now = time.time()

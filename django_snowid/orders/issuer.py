@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import random
 import threading
 import time
@@ -11,6 +12,7 @@ from typing import Any
 
 from .. import inventory, metrics
 from ..conf import conf, on_settings_changed
+from ..core.layout import iso_utc
 from ..core.order_format import OrderNumberFormat
 from ..core.order_stream import ClockBehind, Reserved, Resuming, SecondFull
 from ..exceptions import (
@@ -19,7 +21,7 @@ from ..exceptions import (
     OrderNumberUnavailable,
     OrderSecondFull,
 )
-from .recovery import recover_stream
+from .recovery import database_position, resume_past
 from .stores import MISSING, ReserveArgs, get_store
 
 __all__ = ["StreamIssuer", "fields_of_stream", "get_issuer"]
@@ -173,14 +175,7 @@ class StreamIssuer:
             elif outcome is MISSING and recovered < MAX_RECOVERIES:
                 # Redis restarted, was flushed or failed over (or the stream is new):
                 # rebuild the state from the database before issuing anything.
-                logger.warning(
-                    "Store loss detected: the order-number store %r holds no verified state "
-                    "of stream %r (restarted, flushed or failed over); recovering it from the "
-                    "database.",
-                    self._store_name,
-                    self.stream,
-                )
-                self.recover()
+                self.recover(lost=True)
                 recovered += 1
             else:
                 raise self._refuse(
@@ -196,29 +191,45 @@ class StreamIssuer:
         metrics.refused(logger, "orders", cause, str(error))
         return error
 
-    def recover(self, *, force: bool = False) -> None:
+    def recover(self, *, force: bool = False, lost: bool = False) -> None:
         """Recover the stream from the database; ``force``: after a number met a conflict
-        there (the store issued it again), resume past the store's clock in any case."""
-        before, after = recover_stream(
+        there (the store issued it again), resume past the store's clock in any case.
+        ``lost``: the store said it holds no verified state; the caller whose recovery
+        rebuilds it logs the loss (one line, however many callers found it)."""
+        database, _ = database_position(fields_of_stream(self.stream), self.format)
+        before, after = resume_past(
             self.stream,
             self.format,
-            fields_of_stream(self.stream),
+            database,
             force=force,
             first_sequence=self._args(1).first_sequence,
         )
         if before == after:
-            return  # the store's state was verified: nothing to recover
+            return  # the store's state was verified (or another caller rebuilt it)
+        if lost:
+            logger.warning(
+                "Store loss detected: the order-number store %r held no verified state of "
+                "stream %r (restarted, flushed or failed over); recovered from the database.",
+                self._store_name,
+                self.stream,
+            )
         # A state the store lost (or never had: a new stream) is rebuilt; one it holds but
-        # that another server wrote (a failover) or that met a conflict is re-synced.
+        # that another server wrote (a failover), that met a conflict or that another store
+        # overtook is re-synced.
         kind = "recoveries" if before is None else "failover_resyncs"
         metrics.count(kind, "orders", self._store_name)
         logger.info(
-            "Recovery done: stream %r of the order-number store %r resumes at %s (it held %s).",
+            "Recovery done: stream %r of the order-number store %r resumes after %s (it held %s).",
             self.stream,
             self._store_name,
-            after,
-            "nothing" if before is None else before,
+            self._position_text(after),
+            "nothing" if before is None else self._position_text(before),
         )
+
+    def _position_text(self, position: tuple[int, int]) -> str:
+        """A stream's position as people read it: its second in UTC, and its sequence."""
+        when = iso_utc(self.format.time_of_local_second(position[0]), milliseconds=False)
+        return f"{when} #{position[1]}"
 
     def _stem(self, local_second: int) -> int:
         cached_second, stem = self._stem_cache
@@ -266,6 +277,15 @@ def _fill() -> Iterator[tuple[str, float]]:
 
 
 metrics.register(live=_issued, fill=_fill)
+
+
+def _after_fork_in_child() -> None:
+    # A child is a new process: its counts start at zero (metrics, multiprocess files).
+    for issuer in list(_issuers.values()):
+        issuer._issued = issuer._peak = 0
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def get_issuer(stream: str, fmt: OrderNumberFormat) -> StreamIssuer:

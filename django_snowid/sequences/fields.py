@@ -11,8 +11,8 @@ from django.db import models
 from ..core.sequence_plan import Template, check_name, day_stamp
 from ..exceptions import InvalidSequence, SequenceError, UnknownSequence
 from ..generated import GeneratedField
+from .issuer import draw
 from .spec import get_spec
-from .stores import get_store
 
 __all__ = ["SequenceField", "SequenceTextField"]
 
@@ -32,11 +32,8 @@ class _SequenceMixin(GeneratedField):
         super().__init__(*args, **kwargs)
 
     def _draw(self, instance: models.Model) -> tuple[int, str]:
-        spec = get_spec(self.sequence)
-        store = get_store()
-        now = store.clock()
-        value = store.next_values(spec, 1, instance._state.db, now).start
-        return value, day_stamp(now, spec.zone)
+        value, now = draw(self.sequence, instance._state.db)
+        return value, day_stamp(now, get_spec(self.sequence).zone)
 
     def generated_options(self) -> dict[str, Any]:
         return {"sequence": self.sequence}

@@ -5,6 +5,7 @@ its options for all four."""
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -41,6 +42,15 @@ def _issued() -> Iterator[tuple[str, tuple[str, ...], int]]:
 
 
 metrics.register(live=_issued)
+
+
+def _after_fork_in_child() -> None:
+    # A child is a new process: its counts start at zero (metrics, multiprocess files).
+    for tally in list(_tallies.values()):
+        tally.issued = 0
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 # name -> (store, spec, tally or None): a value costs no settings lookup. Emptied when a
 # setting changes. No tally: SNOWID_METRICS is off.
@@ -155,6 +165,21 @@ def next_value(
     if tally is not None:
         tally.issued += 1
     return values.start
+
+
+def draw(name: str, using: str | None) -> tuple[int, float]:
+    """One value of sequence ``name`` and the time it was drawn at (the store's clock):
+    what ``SequenceField`` and ``SequenceTextField`` store (the day of a daily text)."""
+    store, spec, tally = _resolve(name)
+    now = store.clock()
+    try:
+        value = store.next_values(spec, 1, using, now).start
+    except SequenceUnavailable:
+        _unreachable(store, name)
+        raise
+    if tally is not None:
+        tally.issued += 1
+    return value, now
 
 
 def _unreachable(store: Any, name: str) -> None:

@@ -55,7 +55,14 @@ from ..exceptions import (
 from ..inventory import column_max
 from .pool import PoolSpec, pool_for
 from .stores import get_lease_store
-from .stores.base import NEVER_EXPIRES, Acquired, LeaseRequest, LeaseStore, StoreSettling
+from .stores.base import (
+    NEVER_EXPIRES,
+    Acquired,
+    LeaseRequest,
+    LeaseStore,
+    StoreSettling,
+    horizon_text,
+)
 
 __all__ = ["LeaseHolder", "lease_generator", "lease_of", "lease_problems", "release_all"]
 
@@ -89,9 +96,11 @@ class LeaseHolder:
         ttl_s: float,
         clock: Clock = time.time_ns,
         on_lost: Callable[[], None] | None = None,
+        companions: tuple[str, ...] = (),
     ) -> None:
         self.store = store
         self.pool = pool
+        self.companions = companions
         self.ttl_ms = int(ttl_s * 1000)
         self.clock = clock
         self.on_lost = on_lost
@@ -129,15 +138,7 @@ class LeaseHolder:
             except StoreSettling as settling:
                 # Not a clock problem: the lease store lost its records. Only newcomers
                 # wait; live holders re-assert their leases and keep issuing.
-                metrics.count("waits", "ids", "recovery")
-                logger.warning(
-                    "Lease store %r lost its records (flushed, restarted or failed over): "
-                    "waiting %d ms for live holders of pool %r to re-assert their leases.",
-                    self.store.name,
-                    settling.wait_ms,
-                    self.pool.name,
-                )
-                time.sleep(settling.wait_ms / 1000)
+                self._settle(settling)
         self.worker = self.node = acquired.worker  # a node value
         self.resume_tick = self._tick_of_ms(acquired.horizon_ms)
         self._recorded = max(self.resume_tick, self._asked)  # what the store records now
@@ -159,6 +160,28 @@ class LeaseHolder:
             raise
         return self
 
+    def _settle(self, settling: StoreSettling) -> None:
+        """Wait, logged and shown to the health check, until the store hands out worker ids
+        of this pool (and of the companions, whose waits it started) again."""
+        metrics.count("waits", "ids", "recovery")
+        pools = settling.pools or (self.pool.name,)
+        until = settling.until_ms
+        logger.warning(
+            "Lease store %r lost its records (flushed, restarted or failed over) or never had "
+            "any: no worker id of pool(s) %s is handed out until %s (its clock), so that live "
+            "holders re-assert their leases first; this process waits %.1f s for one.",
+            self.store.name,
+            ", ".join(map(repr, pools)),
+            horizon_text(until),
+            settling.wait_ms / 1000,
+        )
+        me = threading.get_ident()
+        _waiting[me] = (self.store.name, self.pool.name, until)
+        try:
+            time.sleep(settling.wait_ms / 1000)
+        finally:
+            _waiting.pop(me, None)
+
     def _acquire_in(self, size: int) -> Acquired:
         # The horizon this holder records as it takes the id: before its first id, in
         # the same write (its fence counts from before the request).
@@ -173,6 +196,7 @@ class LeaseHolder:
                 first=self.pool.first,
                 layout=self.pool.layout.name,
                 horizon_ms=self._ms(self._asked),
+                companions=self.companions,
             )
             return self.store.acquire(request)
         except WorkerPoolExhausted:
@@ -431,18 +455,22 @@ def lease_generator(
     on_lost: Callable[[], None] | None = None,
     heartbeat: bool = True,
     ttl_s: float | None = None,
+    companions: Iterable[str] = (),
     **generator_options: Any,
 ) -> SnowflakeGenerator:
     """Take a lease on a worker id of ``layout``'s pool and build its generator.
 
     ``fields`` hold ids of ``layout``: when the store has no record of the worker id
     (Redis flushed), the newest of them is the bound the generator starts above.
+    ``companions``: the other pools this process leases from (see ``LeaseRequest``).
     ``lease_of(generator)`` is the lease; releasing it retires the generator.
     """
     store = get_lease_store(source)
     pool = pool_for(layout, worker_setting)
     ttl = float(conf.WORKER_LEASE_TTL_S) if ttl_s is None else ttl_s
-    lease = LeaseHolder(store, pool, ttl_s=ttl, clock=clock, on_lost=on_lost).acquire()
+    others = tuple(name for name in dict.fromkeys(companions) if name != pool.name)
+    holder = LeaseHolder(store, pool, ttl_s=ttl, clock=clock, on_lost=on_lost, companions=others)
+    lease = holder.acquire()
     try:
         bound = lease.resume_tick
         what = "the horizon its previous holders recorded in the lease store"
@@ -516,6 +544,9 @@ def lease_of(generator: SnowflakeGenerator) -> LeaseHolder | None:
 
 
 _held: list[LeaseHolder] = []
+#: The threads of this process waiting for a lease store to hand out worker ids again:
+#: thread id -> (store, pool, until: Unix ms of the store's clock).
+_waiting: dict[int, tuple[str, str, int]] = {}
 _lease_of: weakref.WeakKeyDictionary[SnowflakeGenerator, LeaseHolder] = weakref.WeakKeyDictionary()
 
 
@@ -524,7 +555,17 @@ def lease_problems(now: float | None = None) -> list[tuple[bool, str]]:
     lost and not yet replaced by a newer one of its pool, a lease past the time it can be
     trusted, or a renewal overdue (``now``: ``time.monotonic()``; tests pass their own)."""
     now = time.monotonic() if now is None else now
-    problems: list[tuple[bool, str]] = []
+    problems: list[tuple[bool, str]] = [
+        (
+            True,
+            f"This process waits until {horizon_text(until)} for a worker id of pool {pool!r} "
+            f"({store!r} store): the store lost its records (or never had any), and hands "
+            "out no worker id until live holders have re-asserted theirs. No id of that "
+            "pool is issued until then. If it recurs, the lease store loses data: check "
+            "its persistence and failovers.",
+        )
+        for store, pool, until in sorted(set(_waiting.values()))
+    ]
     held = list(_held)
     for lease in held:
         where = f"worker id {lease.worker} of pool {lease.pool.name!r} ({lease.store.name!r} store)"
@@ -570,6 +611,7 @@ def _after_fork_in_child() -> None:
     # The parent still holds its leases: the child forgets them (never releases them)
     # and takes its own on first use.
     _held.clear()
+    _waiting.clear()
 
 
 atexit.register(release_all)

@@ -10,7 +10,7 @@ from typing import Any, Final
 from django.apps import apps
 from django.db import DatabaseError, OperationalError, connections, router, transaction
 
-from ...core.order_stream import Outcome, Reserved, reserve, resume
+from ...core.order_stream import Outcome, Reserved, behind, reserve, resume
 from ...db.returning import built, execute, returned, returning
 from ...db.tables import is_missing_table, missing_message
 from ...exceptions import OrderNumberUnavailable, OrderTransactionConflict
@@ -202,22 +202,28 @@ class DatabaseOrderStore:
         table = qn(apps.get_model("django_snowid", "OrderStreamState")._meta.db_table)
         name, second, sequence = qn("name"), qn("second"), qn("sequence")
         select = f"SELECT {second}, {sequence} FROM {table} WHERE {name} = %s"
-        lower = f"({second} < %s OR ({second} = %s AND {sequence} < %s))"
-        insert = f"INSERT INTO {table} ({name}, {second}, {sequence}) VALUES (%s, %s, %s)"
+        lower = (
+            f"({second} < %(below_second)s OR ({second} = %(below_second)s "
+            f"AND {sequence} < %(below_sequence)s))"
+        )
+        insert = (
+            f"INSERT INTO {table} ({name}, {second}, {sequence}) "
+            "VALUES (%(name)s, %(second)s, %(sequence)s)"
+        )
         if connection.vendor == "mysql":
             # Assignments run left to right: the condition is kept in a variable before
             # the first one changes what it reads.
             upsert = (
                 f"{insert} ON DUPLICATE KEY UPDATE "
-                f"{sequence} = IF(@snowid_lower := {lower}, VALUES({sequence}), {sequence}), "
-                f"{second} = IF(@snowid_lower, VALUES({second}), {second})"
+                f"{sequence} = IF(@snowid_lower := {lower}, %(moved_sequence)s, {sequence}), "
+                f"{second} = IF(@snowid_lower, %(moved_second)s, {second})"
             )
         else:  # PostgreSQL, SQLite 3.24+
             row_second, row_sequence = f"{table}.{second}", f"{table}.{sequence}"
             upsert = (
-                f"{insert} ON CONFLICT ({name}) DO UPDATE SET {second} = EXCLUDED.{second}, "
-                f"{sequence} = EXCLUDED.{sequence} WHERE {row_second} < %s "
-                f"OR ({row_second} = %s AND {row_sequence} < %s)"
+                f"{insert} ON CONFLICT ({name}) DO UPDATE SET {second} = %(moved_second)s, "
+                f"{sequence} = %(moved_sequence)s WHERE {row_second} < %(below_second)s "
+                f"OR ({row_second} = %(below_second)s AND {row_sequence} < %(below_sequence)s)"
             )
         return {
             "select": select,
@@ -265,9 +271,9 @@ class DatabaseOrderStore:
         return outcome
 
     def _upsert(
-        self, connection: Any, stream: str, below: Position, target: Position
+        self, connection: Any, stream: str, below: Position, target: Position, moved: Position
     ) -> tuple[Position | None, Position]:
-        """Create the row at ``target``, or move it to ``target`` if it is below ``below``:
+        """Create the row at ``target``, or move it to ``moved`` if it is below ``below``:
         one statement, which creates the row or waits for whoever is creating it."""
         sql = built(connection, "order-store", self._sql)
         with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
@@ -275,7 +281,16 @@ class DatabaseOrderStore:
             # missing row takes a gap lock in InnoDB, and two such upserts deadlock.
             cursor.execute(sql["select"], [stream])
             row = cursor.fetchone()
-            cursor.execute(sql["upsert"], [stream, *target, below[0], below[0], below[1]])
+            params = {
+                "name": stream,
+                "second": target[0],
+                "sequence": target[1],
+                "below_second": below[0],
+                "below_sequence": below[1],
+                "moved_second": moved[0],
+                "moved_sequence": moved[1],
+            }
+            cursor.execute(sql["upsert"], params)
             cursor.execute(sql["select_locked"], [stream])
             after = cursor.fetchone()
         before = None if row is None else (int(row[0]), int(row[1]))
@@ -290,11 +305,15 @@ class DatabaseOrderStore:
                 before = self.read(stream)
                 fs, force = args.first_sequence, args.force
                 return before, resume(before, database, now, first_sequence=fs, force=force)
-            target = resume(None, database, now, first_sequence=args.first_sequence)
-            # resume() in one statement: a row below the database (or, forced, below the
-            # target) moves to the target; a missing row is created there.
-            below = target if args.force else (database or (0, 0))
-            return self._upsert(connection, stream, below, target)
+            fs = args.first_sequence
+            target = resume(None, database, now, first_sequence=fs)
+            # resume() in one statement: a missing row is created at the target; a row below
+            # the database moves past it as behind() says (forced: below the target, to it).
+            if args.force or database is None:
+                below, moved = (target if args.force else (0, 0)), target
+            else:
+                below, moved = database, behind(database, now, first_sequence=fs)
+            return self._upsert(connection, stream, below, target, moved)
 
         return self._run(operation)
 

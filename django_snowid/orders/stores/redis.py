@@ -81,7 +81,8 @@ return {1, second, sequence + 1, granted}
     server_id=True,
 )
 
-# Recover a stream: the same steps as core.order_stream.resume(), on the clock of Redis.
+# Recover a stream: the same steps as core.order_stream.resume(), on the clock of Redis
+# (a state of its own behind the database: core.order_stream.behind()).
 # A stream that resumes at the second after the clock's is held there (field "hold")
 # until the clock reaches it: numbers are then never issued ahead of the clock, so the
 # clock of a later recovery is past every number of a state lost meanwhile. A state
@@ -111,8 +112,12 @@ if had and not unverified and ARGV[6] ~= '1'
 end
 local now = tonumber(#ARGV > 8 and ARGV[8] or redis.call('TIME')[1]) + tonumber(ARGV[4])
 local ts, tq = now + 1, tonumber(ARGV[5]) - 1
-if has_db and ds >= now then ts = ds + 1 end
-if unverified and bs >= ts then ts = bs + 1 end
+if had and not unverified and ARGV[6] ~= '1' then
+  if ds > ts or (ds == ts and dq > tq) then ts, tq = ds, dq end
+else
+  if has_db and ds >= now then ts = ds + 1 end
+  if unverified and bs >= ts then ts = bs + 1 end
+end
 if had and (bs > ts or (bs == ts and bq >= tq)) then
   return {1, bs, bq, bs, bq}
 end

@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any, Final
 
+from django.db import DatabaseError
+
 from ... import metrics
 from ...core.sequence_plan import (
     LOW_WATER_S,
@@ -249,7 +251,6 @@ class RedisSequenceStore:
         key = self._keys.get(stored) or self.key(stored)
         args = [count, int(now), WINDOW_S]
         deadline = None
-        warned = False
         while True:
             reply = self._run(DRAW, [key], args)
             status = reply[0]
@@ -279,22 +280,12 @@ class RedisSequenceStore:
             # any server issued; the others find ``max`` above this one and draw again.
             floor = reply[2] if status in (0, -3) else spec.start - 1
             rates = _rates(reply[3:]) if status == 0 else Rates()
-            if status in (-1, -3) and not warned:
-                warned = True  # once a call, however long the raise lock makes it wait
-                logger.warning(
-                    "Store loss detected: Redis holds %s of sequence %r; re-syncing it from "
-                    "its database mark.",
-                    "no state (new, or lost in a restart or flush)"
-                    if status == -1
-                    else "a state another server published",
-                    stored,
-                )
-            if self.raise_mark(spec, stored, using, rates=rates, floor=floor, need=count):
-                if status in (-1, -3):
-                    # Lost (or new), or written by another server (a failover): re-synced.
-                    kind = "recoveries" if status == -1 else "failover_resyncs"
-                    metrics.count(kind, "sequences", self.name)
-                    logger.info("Recovery done: sequence %r resumes above its mark.", stored)
+            # The caller that wins the raise lock re-syncs a lost state, and says so: one
+            # pair of lines a loss, however many callers find it.
+            resync = status if status in (-1, -3) else 0
+            if self.raise_mark(
+                spec, stored, using, rates=rates, floor=floor, need=count, resync=resync
+            ):
                 continue
             if deadline is None:
                 deadline = time.monotonic() + 2 * self.LOCK_TTL_MS / 1000
@@ -315,6 +306,7 @@ class RedisSequenceStore:
         floor: int,
         need: int = 0,
         by: int | None = None,
+        resync: int = 0,
     ) -> bool:
         """Raise the mark above ``floor`` (the ``max`` the caller saw) if it wins the lock:
         commit it, then publish it.
@@ -322,7 +314,8 @@ class RedisSequenceStore:
         ``by`` forces a raise of that many values; otherwise the step is planned from
         ``rates``, and a mark another client raised meanwhile is left as it is. Returns
         False when another client holds the lock (or took it over), True once the mark is
-        above ``floor``.
+        above ``floor``. ``resync``: the draw found no state (-1) or another server's (-3);
+        the caller that re-syncs it logs and counts it.
         """
         key = self.key(stored)
         lock = f"{key}:raise"
@@ -343,11 +336,47 @@ class RedisSequenceStore:
             need=need,
         )
         try:
+            new = resync == -1 and not self._has_mark(stored, using)
+            if resync and not new:
+                self._report_loss(stored, resync)
             mark = advance_committed(using, stored, floor=max(floor, spec.start - 1), by=step)
         except BaseException:
             self._run(RELEASE, [lock], [token])
             raise
-        return bool(self._run(PUBLISH, [key, lock], [token, mark - step, mark, step]))
+        published = bool(self._run(PUBLISH, [key, lock], [token, mark - step, mark, step]))
+        if published and new:
+            logger.info(
+                "Sequence started: %r begins at %d in Redis, under its new database mark.",
+                stored,
+                mark - step + 1,
+            )
+        elif published and resync:
+            kind = "recoveries" if resync == -1 else "failover_resyncs"
+            metrics.count(kind, "sequences", self.name)
+            logger.info(
+                "Recovery done: sequence %r resumes at %d, above its mark.", stored, mark - step + 1
+            )
+        return published
+
+    @staticmethod
+    def _has_mark(stored: str, using: str | None) -> bool:
+        """Whether the stored sequence has a database mark: one Redis lost, or a new one.
+        A database that does not answer is told by the raise that follows."""
+        try:
+            return read_mark(mark_connection(using), stored) is not None
+        except DatabaseError:
+            return True
+
+    @staticmethod
+    def _report_loss(stored: str, status: int) -> None:
+        logger.warning(
+            "Store loss detected: Redis holds %s; re-syncing it above its mark.",
+            f"no state of sequence {stored!r}, which has a database mark (lost in a restart, "
+            "a flush or a failover)"
+            if status == -1
+            else f"a state of sequence {stored!r} that another server published (a "
+            "failover, a restart, a migrated slot)",
+        )
 
     def last_value(
         self, spec: SequenceSpec, using: str | None, now: float | None = None

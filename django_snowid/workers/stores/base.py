@@ -28,11 +28,17 @@ __all__ = ["Acquired", "LeaseInfo", "LeaseRequest", "LeaseStore", "StoreSettling
 class StoreSettling(Exception):
     """The store lost its records (or never had any) less than a lease's time-to-live
     plus fencing margin ago: a holder from before may still issue under any worker id
-    until it re-asserts its lease or fences itself. Ask again after ``wait_ms``."""
+    until it re-asserts its lease or fences itself. Ask again after ``wait_ms``.
 
-    def __init__(self, wait_ms: int) -> None:
+    ``until_ms`` (Unix ms, the store's clock; -1 if unknown) is when the last of ``pools``
+    (the pool asked for, and the request's ``companions`` that settle too) hands out
+    worker ids again."""
+
+    def __init__(self, wait_ms: int, until_ms: int = -1, pools: tuple[str, ...] = ()) -> None:
         super().__init__(wait_ms)
         self.wait_ms = wait_ms
+        self.until_ms = until_ms
+        self.pools = pools
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,9 @@ class LeaseRequest:
     first: int = 0
     layout: str = ""  # the name of the layout its holder issues ids of
     horizon_ms: int = -1
+    #: Other pools this process leases from: a store that makes newcomers wait after it
+    #: lost its records starts their waits with this one's, so that they run together.
+    companions: tuple[str, ...] = ()
 
     @property
     def workers(self) -> range:

@@ -39,9 +39,8 @@ __all__ = ["RedisLeaseStore"]
 # (the ids tried are first .. first + size - 1), layout, the new holder's horizon_ms
 # (recorded at once if above the previous holders'), run_id (added by the runner).
 # Returns {id, the previous holders' horizon_ms or -1}; {-1, live leases} when the pool
-# is full; {-2, id}
-# garbage; {-3, ms} when the store lost its records less than grace_ms ago: come back
-# after ms.
+# is full; {-2, id} garbage; {-3, ms, until_ms} when the store lost its records less than
+# grace_ms ago: come back after ms (at until_ms, Redis's clock).
 SERVER = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -65,7 +64,7 @@ if not since then
   since = now
   redis.call('HSET', KEYS[1], 'since', now)
 end
-if now - since < grace then return {-3, since + grace - now} end
+if now - since < grace then return {-3, since + grace - now, since + grace} end
 local live = 0
 local first = tonumber(ARGV[6])
 for id = first, first + size - 1 do
@@ -85,6 +84,22 @@ for id = first, first + size - 1 do
   end
 end
 return {-1, live}
+""",
+    server_id=True,
+)
+
+# Start the wait of a pool a newcomer will lease from: mark it (since) if it is missing, as
+# ACQUIRE would. ARGV: grace_ms, run_id (added by the runner).
+# Returns {ms left to wait (<= 0: none), until_ms}.
+SETTLE: Final = RedisScript(
+    SERVER
+    + """
+local since = tonumber(redis.call('HGET', KEYS[1], 'since') or '')
+if not since then
+  since = now
+  redis.call('HSET', KEYS[1], 'since', now)
+end
+return {since + tonumber(ARGV[1]) - now, since + tonumber(ARGV[1])}
 """,
     server_id=True,
 )
@@ -192,7 +207,7 @@ class RedisLeaseStore:
         answer = self._run(ACQUIRE, pool, args)
         worker, other = int(answer[0]), int(answer[1])
         if worker == -3:
-            raise StoreSettling(other)
+            raise self._settling(r, other, int(answer[2]))
         if worker == -1:
             raise exhausted(pool, r.size, other)
         if worker == -2:
@@ -201,6 +216,17 @@ class RedisLeaseStore:
                 "(expected 'owner|token|expires_ms|acquired_ms|layout'). Delete that field."
             )
         return Acquired(worker, other)
+
+    def _settling(self, request: LeaseRequest, wait_ms: int, until_ms: int) -> StoreSettling:
+        """The wait of a newcomer to ``request.pool``: the request's companions start
+        theirs now too (a newcomer leasing from them later waits what is left)."""
+        pools = [request.pool]
+        for pool in request.companions:
+            left, until = (int(v) for v in self._run(SETTLE, pool, [_grace_ms(request.ttl_ms)]))
+            if left > 0:
+                pools.append(pool)
+                wait_ms, until_ms = max(wait_ms, left), max(until_ms, until)
+        return StoreSettling(wait_ms, until_ms, tuple(pools))
 
     def renew(
         self, pool: str, worker: int, token: str, ttl_ms: int, horizon_ms: int, *, layout: str = ""

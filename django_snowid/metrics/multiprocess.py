@@ -1,0 +1,186 @@
+"""prometheus_client's multiprocess mode (gunicorn, uWSGI): each process writes what it
+counted into prometheus_client's files, which a ``MultiProcessCollector`` sums.
+
+A custom collector is not read in that mode: the scrape reads the files of every process.
+So when Django starts with ``PROMETHEUS_MULTIPROC_DIR`` set (and ``SNOWID_METRICS``), the
+counts of :mod:`django_snowid.metrics` are written into prometheus_client's own metrics by
+:func:`flush`: at the end of every request (``request_finished``), every
+:data:`FLUSH_EVERY_S` from a thread that the first flush starts, and at exit. Issuing
+never calls prometheus_client: the issuers still count plain integers.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from django.core.signals import request_finished
+from prometheus_client import Counter, Gauge
+from prometheus_client import Histogram as PrometheusHistogram
+from prometheus_client.registry import CollectorRegistry
+
+from .. import metrics
+from ..checks import configured_layouts
+from .collector import DESCRIPTIONS, REMAINING_HELP, RENEW_HELP
+
+__all__ = ["FILL_WINDOW_S", "FLUSH_EVERY_S", "Flusher", "flush", "install"]
+
+logger = logging.getLogger(__name__)
+
+#: How often a process that flushed once writes its counts again, unasked.
+FLUSH_EVERY_S = 5.0
+#: The busiest-second gauge of a process: the largest fill it saw in this many seconds.
+FILL_WINDOW_S = 60.0
+
+
+class Flusher:
+    """Writes the counts of this process into prometheus_client's metrics: the counters
+    by what they rose since the previous flush, each lease renewal observed, and (``gauges``)
+    the two gauges. ``registry``: where the metrics are registered (None: nowhere, as the
+    multiprocess mode wants; tests pass one of their own)."""
+
+    def __init__(
+        self,
+        registry: CollectorRegistry | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._written: dict[tuple[str, tuple[str, ...]], int] = {}
+        self._children: dict[tuple[str, tuple[str, ...]], Any] = {}  # each counter's labels
+        self._fills: deque[tuple[float, float]] = deque()
+        self._counters = {
+            name: Counter(f"snowid_{name}", DESCRIPTIONS[name], labels, registry=registry)
+            for name, labels in metrics.COUNTERS.items()
+        }
+        self._renewals = PrometheusHistogram(
+            "snowid_lease_renew_seconds",
+            RENEW_HELP,
+            ["store"],
+            buckets=metrics.LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self._fill = Gauge(
+            "snowid_order_busiest_second_fill_ratio",
+            "The largest fraction of a second's cap of numbers any order stream used in "
+            f"the last {FILL_WINDOW_S:g} s",
+            registry=registry,
+            multiprocess_mode="livemax",
+        )
+        self._remaining = Gauge(
+            "snowid_time_bits_remaining_seconds",
+            REMAINING_HELP,
+            ["layout"],
+            registry=registry,
+            multiprocess_mode="livemin",
+        )
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        metrics.keep_observations()
+        _flushers.add(self)
+
+    def flush(self, *, gauges: bool = False) -> None:
+        with self._lock:
+            for key, value in metrics.totals().items():
+                written = self._written.get(key, 0)
+                if value > written:
+                    child = self._children.get(key)
+                    if child is None:
+                        child = self._children[key] = self._counters[key[0]].labels(*key[1])
+                    child.inc(value - written)
+                if value != written:  # below: a count that started again (never here)
+                    self._written[key] = value
+            for store, seconds in metrics.take_observations():
+                self._renewals.labels(store).observe(seconds)
+            if gauges:
+                self._set_gauges()
+
+    def _set_gauges(self) -> None:
+        now = self.clock()
+        fill = metrics.busiest_fill()
+        if fill:
+            self._fills.append((now, fill))
+        while self._fills and self._fills[0][0] < now - FILL_WINDOW_S:
+            self._fills.popleft()
+        self._fill.set(max((fraction for _, fraction in self._fills), default=0.0))
+        unix = time.time()
+        for layout in configured_layouts()[0]:
+            self._remaining.labels(layout.name).set(layout.exhausted_at.timestamp() - unix)
+
+    def start(self) -> None:
+        """Flush every :data:`FLUSH_EVERY_S` from a daemon thread of this process."""
+        self._thread = threading.Thread(target=self._run, name="snowid-metrics", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(FLUSH_EVERY_S):
+            _flush_safely(self, gauges=True)
+
+    def after_fork_in_child(self) -> None:
+        """A child counts from zero (its issuers' counts were reset) into files of its own;
+        the parent's thread and locks are not its own."""
+        self._lock = threading.Lock()
+        self._written.clear()
+        self._fills.clear()
+        self._stop = threading.Event()
+        self._thread = None
+
+
+_flushers: weakref.WeakSet[Flusher] = weakref.WeakSet()
+_flusher: list[Flusher] = []  # the one install() made
+_failed: list[int] = []  # the pid of a process that logged a failed flush
+
+
+def _flush_safely(flusher: Flusher, *, gauges: bool = False) -> None:
+    try:
+        flusher.flush(gauges=gauges)
+    except Exception:
+        if os.getpid() not in _failed:  # once a process: the next flush may well fail too
+            _failed.append(os.getpid())
+            logger.exception(
+                "Metrics not written to PROMETHEUS_MULTIPROC_DIR=%r (see check E703); the "
+                "counts are kept and written at the next flush that succeeds.",
+                metrics.multiprocess_dir(),
+            )
+
+
+def flush(**kwargs: Any) -> None:
+    """Write this process's counts into the multiprocess files now (a request's end does
+    it; call it after work done outside requests, say in Celery's ``task_postrun``), and
+    from then on every :data:`FLUSH_EVERY_S`. Nothing without the multiprocess mode."""
+    if not _flusher:
+        return
+    flusher = _flusher[0]
+    _flush_safely(flusher)
+    if flusher._thread is None:
+        flusher.start()
+
+
+def _exit_flush() -> None:
+    if _flusher:
+        _flush_safely(_flusher[0])
+
+
+def _after_fork_in_child() -> None:
+    for flusher in list(_flushers):
+        flusher.after_fork_in_child()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def install() -> Flusher:
+    """Write this process's counts into prometheus_client's multiprocess files (once)."""
+    if not _flusher:
+        _flusher.append(Flusher())
+        request_finished.connect(flush, dispatch_uid="snowid-metrics-flush")
+        atexit.register(_exit_flush)
+    return _flusher[0]
