@@ -18,7 +18,7 @@ from .operations import first_snowflake_id
 from .plan import NARROW_DB_TYPES, Column, Facts
 from .relations import generic_keys, holders_of, holds_64_bit
 
-__all__ = ["Change", "read_facts"]
+__all__ = ["Change", "column_types", "read_facts"]
 
 AUTO_TYPES = ("AutoField", "BigAutoField", "SmallAutoField")
 
@@ -34,7 +34,7 @@ class Change:
     adopt: bool  # the adopted key (else a generic relation's object id)
 
 
-def _column_types(connection: Any, table: str) -> dict[str, tuple[str, bool]]:
+def column_types(connection: Any, table: str) -> dict[str, tuple[str, bool]]:
     """``{column: (type, nullable)}`` of ``table``; types are ``""`` on SQLite, whose
     integers all hold 64 bits."""
     if connection.vendor == "sqlite":
@@ -117,7 +117,7 @@ def read_facts(label: str, *, using: str) -> tuple[Facts, list[Change]]:
     def column(holder_model: Any, field: Any, kind: str) -> Column:
         table = holder_model._meta.db_table
         if table not in types:
-            types[table] = _column_types(connection, table)
+            types[table] = column_types(connection, table)
         db_type, nullable = types[table].get(field.column, ("", True))
         return Column(
             table=table,
