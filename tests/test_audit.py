@@ -348,6 +348,7 @@ def test_legacy_ids_of_an_adopted_model_are_no_findings(adopted_legacy):
     impossible = layout.compose(decoded.tick, layout.node_value(9), decoded.sequence)
     plant(Legacy, new.pk, "id", impossible)
     status, report = audit_json("testapp.Legacy")
+    assert status == 1
     assert report["counts"] == {"id_outside_layout": 1}, report
     assert [f["value"] for f in report["findings"]] == [str(impossible)]
     assert report["rows"]["testapp.Legacy.id"] == 6
