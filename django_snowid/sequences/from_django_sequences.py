@@ -17,7 +17,7 @@ from ..exceptions import SequenceError
 from .spec import SequenceSpec, get_spec
 from .stores import get_store
 
-__all__ = ["TABLE", "Carried", "carry_over"]
+__all__ = ["TABLE", "Carried", "carry_over", "continue_above"]
 
 #: django-sequences' table (its app label ``sequences``, its model ``Sequence``).
 TABLE = "sequences_sequence"
@@ -80,14 +80,23 @@ def carry_over(using: str | None = None, table: str = TABLE) -> list[Carried]:
             f"{len(refused)} row(s) of {table!r} cannot be carried over: "
             f"{'; '.join(refused[:3])}{more}. Nothing was imported."
         )
-    store = get_store()
-    carried = []
-    for name, last in rows:
-        spec = _spec(name)
-        if spec.daily:
-            raise SequenceError(
-                f"{name!r} is declared daily in SNOWID_SEQUENCES: django-sequences' value "
-                "belongs to no day. Import before declaring it daily, or under another name."
-            )
-        carried.append(Carried(name, last, store.continue_above(spec, name, last, alias)))
-    return carried
+    for name, _last in rows:
+        _refuse_daily(name, "django-sequences' value")
+    return [Carried(name, last, continue_above(name, last, using=alias)) for name, last in rows]
+
+
+def _refuse_daily(name: str, what: str) -> SequenceSpec:
+    spec = _spec(name)
+    if spec.daily:
+        raise SequenceError(
+            f"{name!r} is declared daily in SNOWID_SEQUENCES: {what} belongs to no day. "
+            "Continue above it before declaring it daily, or under another name."
+        )
+    return spec
+
+
+def continue_above(name: str, value: int, *, using: str | None = None) -> int:
+    """Make the sequence ``name`` continue above ``value`` (never moving it back): its
+    next value is ``value + 1`` or more. The sequence's last value now."""
+    spec = _refuse_daily(name, f"{value}")
+    return get_store().continue_above(spec, name, value, using)
