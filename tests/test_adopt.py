@@ -355,3 +355,46 @@ def test_the_backfill_stops_at_the_rows_it_found(project):
         "    print('BOOKS', c.fetchone()[0])\n"
     )
     assert f"BOOKS {10 + batches}" in check, check
+
+
+# Django before 4.1 made serial columns (a sequence owned by the column, its nextval the
+# default), not identity columns: Shelf's key as such a database has it.
+SERIAL = """
+from django.db import connection
+with connection.cursor() as c:
+    c.execute('ALTER TABLE adoptapp_shelf ALTER COLUMN id DROP IDENTITY')
+    c.execute('CREATE SEQUENCE adoptapp_shelf_id_seq OWNED BY adoptapp_shelf.id')
+    c.execute("ALTER TABLE adoptapp_shelf ALTER COLUMN id SET DEFAULT "
+              "nextval('adoptapp_shelf_id_seq')")
+    c.execute("SELECT setval('adoptapp_shelf_id_seq', (SELECT max(id) FROM adoptapp_shelf))")
+    c.execute("SELECT pg_get_serial_sequence('adoptapp_shelf', 'id'), attidentity "
+              "FROM pg_attribute WHERE attrelid = 'adoptapp_shelf'::regclass "
+              "AND attname = 'id'")
+    print('SERIAL', c.fetchone())
+"""
+
+
+@pytest.mark.parametrize("how", [(), ("--plain",)], ids=["online", "plain"])
+def test_a_serial_column_of_an_older_django_is_adopted(project, how):
+    if backend() != "postgresql":
+        pytest.skip("serial columns are PostgreSQL's")
+    project.shell(POPULATE.format(rows=12))
+    assert "SERIAL ('public.adoptapp_shelf_id_seq', '')" in project.shell(SERIAL)
+    before = pairs(project)
+    plan = project.ok("snowid_adopt", "adoptapp.Shelf", *how)
+    assert "sequence public.adoptapp_shelf_id_seq" in plan
+    out = project.ok("snowid_adopt", "adoptapp.Shelf", "--execute", *how)
+    assert "done; ids below" in out
+    assert pairs(project) == before
+    check_adopted(project)
+    left = project.shell(
+        "from django.db import connection\n"
+        "with connection.cursor() as c:\n"
+        "    c.execute(\"SELECT column_default FROM information_schema.columns \"\n"
+        "              \"WHERE table_name = 'adoptapp_shelf' AND column_name = 'id'\")\n"
+        "    print('DEFAULT', c.fetchone()[0])\n"
+        "    c.execute(\"SELECT count(*), string_agg(relname, ',') FROM pg_class WHERE relkind = 'S' \"\n"
+        "              \"AND relname LIKE 'adoptapp_shelf_id%%'\")\n"
+        "    print('SEQUENCES', *c.fetchone())\n"
+    )
+    assert "DEFAULT None" in left and "SEQUENCES 0" in left, left
