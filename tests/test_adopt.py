@@ -390,11 +390,11 @@ def test_a_serial_column_of_an_older_django_is_adopted(project, how):
     left = project.shell(
         "from django.db import connection\n"
         "with connection.cursor() as c:\n"
-        "    c.execute(\"SELECT column_default FROM information_schema.columns \"\n"
+        '    c.execute("SELECT column_default FROM information_schema.columns "\n'
         "              \"WHERE table_name = 'adoptapp_shelf' AND column_name = 'id'\")\n"
         "    print('DEFAULT', c.fetchone()[0])\n"
-        "    c.execute(\"SELECT count(*), string_agg(relname, ',') FROM pg_class WHERE relkind = 'S' \"\n"
-        "              \"AND relname LIKE 'adoptapp_shelf_id%%'\")\n"
+        "    c.execute(\"SELECT count(*), string_agg(relname, ',') FROM pg_class \"\n"
+        "              \"WHERE relkind = 'S' AND relname LIKE 'adoptapp_shelf_id%%'\")\n"
         "    print('SEQUENCES', *c.fetchone())\n"
     )
     assert "DEFAULT None" in left and "SEQUENCES 0" in left, left
