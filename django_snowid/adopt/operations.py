@@ -19,6 +19,7 @@ from ..layouts import get_layout
 from .journal import record_done
 from .plan import NARROW_DB_TYPES
 from .relations import Holder, holders_of
+from .schema import column_types
 
 __all__ = ["AdoptSnowflakeIds"]
 
@@ -100,8 +101,6 @@ class AdoptSnowflakeIds(AlterField):
     @staticmethod
     def _widen(schema_editor: Any, to_state: Any, holder: Holder, width: str) -> None:
         """``holder``'s column 64-bit, under its foreign key."""
-        from .facts import column_types
-
         model = to_state.apps.get_model(holder.model._meta.label)
         field = model._meta.get_field(holder.field.name)
         table, column = model._meta.db_table, holder.column
