@@ -129,6 +129,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/bench_audit.py
 	$(BIN)/python benchmarks/bench_database_ids.py
 	$(BIN)/python benchmarks/bench_metrics.py
+	$(BIN)/python benchmarks/bench_adopt.py
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .

@@ -18,8 +18,8 @@ HISTORICAL = """
 from django.db.migrations.loader import MigrationLoader
 from django.db import connection
 state = MigrationLoader(connection).project_state(('adoptapp', '0001_initial')).apps
-names = ('Shelf', 'Book', 'Reader', 'Note', 'ShelfLabel')
-Shelf, Book, Reader, Note, Label = (state.get_model('adoptapp', n) for n in names)
+names = ('Shelf', 'Book', 'Reader', 'Note', 'ShelfLabel', 'DisplayShelf', 'Loan')
+Shelf, Book, Reader, Note, Label, Display, Loan = (state.get_model('adoptapp', n) for n in names)
 CT = state.get_model('contenttypes', 'ContentType')
 ct = CT.objects.get_or_create(app_label='adoptapp', model='shelf')[0]
 """
@@ -29,7 +29,11 @@ POPULATE = (
     + """
 reader = Reader.objects.create(name='r')
 for i in range({rows}):
-    shelf = Shelf.objects.create(name=f's{{i}}')
+    if i % 5 == 4:  # a multi-table child, and a key to it
+        shelf = Display.objects.create(name=f's{{i}}', place='p')
+        Loan.objects.create(shelf=shelf)
+    else:
+        shelf = Shelf.objects.create(name=f's{{i}}')
     Book.objects.create(shelf=shelf, title='b')
     Label.objects.create(shelf=shelf, text='l')
     reader.shelves.add(shelf)
@@ -45,15 +49,18 @@ pairs = {}
 with connection.cursor() as cursor:
     for table, key in (('adoptapp_shelf', 'id'), ('adoptapp_book', 'shelf_id'),
                        ('adoptapp_shelflabel', 'shelf_id'), ('adoptapp_reader_shelves', 'shelf_id'),
-                       ('adoptapp_note', 'object_id')):
-        cursor.execute(f'SELECT id, {key} FROM {table} ORDER BY id')
+                       ('adoptapp_note', 'object_id'), ('adoptapp_loan', 'shelf_id'),
+                       ('adoptapp_displayshelf', 'shelf_ptr_id')):
+        pk = 'shelf_ptr_id' if table == 'adoptapp_displayshelf' else 'id'
+        cursor.execute(f'SELECT {pk}, {key} FROM {table} ORDER BY {pk}')
         pairs[table] = cursor.fetchall()
 print('PAIRS', json.dumps(pairs))
 """
 
 AFTER = """
-from tests.adoptapp.models import Book, Note, Reader, Shelf
+from tests.adoptapp.models import Book, DisplayShelf, Loan, Note, Reader, Shelf
 old_max = max(Shelf.objects.values_list('pk', flat=True))
+Loan.objects.create(shelf=DisplayShelf.objects.create(name='d', place='p'))
 shelf = Shelf.objects.create(name='new')
 Book.objects.create(shelf=shelf, title='x')
 Reader.objects.first().shelves.add(shelf)
@@ -94,7 +101,7 @@ def check_adopted(project: AdoptProject) -> None:
         "      'ALL', Shelf.objects.count())\n"
     )
     total = int(legacy.split("ALL ")[1])
-    assert f"AFTER 1 BEFORE {total} EARLY 0" in legacy, legacy
+    assert f"AFTER 2 BEFORE {total} EARLY 0" in legacy, legacy  # the new shelves
     decoded = project.manage("snowid_decode", "1")
     assert "a legacy id, from before Snowflake ids were adopted" in decoded.stdout + decoded.stderr
     assert "2020-01-01" not in decoded.stdout
@@ -112,8 +119,11 @@ def test_the_plan_names_every_column_lock_and_estimate(project):
         "adoptapp_shelflabel.shelf_id  one-to-one",
         "adoptapp_reader_shelves.shelf_id  many-to-many",
         "adoptapp_note.object_id  generic relation",
+        "adoptapp_displayshelf.shelf_ptr_id  one-to-one",
+        "adoptapp_loan.shelf_id  foreign key",
     ):
         assert column in out, out
+    assert "adoptapp_reader.shelves" not in out  # a many-to-many field has no column
     assert "No id changes. Largest id now: 5" in out
     assert "lock: " in out and "0002_adopt_snowflake_ids" in out
     if backend() == "postgresql":
@@ -138,6 +148,34 @@ def test_execute_keeps_every_id_and_leaves_no_drift(project):
     check_adopted(project)
     again = project.ok("snowid_adopt", "adoptapp.Shelf", "--execute")
     assert "switched to Snowflake ids already" in again
+
+
+# The foreign keys of each of the project's tables: (column, how many constraints).
+KEYS = """
+from django.db import connection
+with connection.cursor() as cursor:
+    for table in sorted(connection.introspection.table_names(cursor)):
+        if not table.startswith('adoptapp_'):
+            continue
+        keys = {}
+        for name, c in connection.introspection.get_constraints(cursor, table).items():
+            if c['foreign_key']:
+                keys.setdefault(','.join(c['columns']), []).append(name)
+        print('KEYS', table, sorted((column, len(names)) for column, names in keys.items()))
+"""
+
+
+def test_the_plain_migration_follows_every_level_once(project):
+    """The plain migration converts the keys to a multi-table child's key too, and leaves
+    each key column one foreign key constraint."""
+    project.shell(POPULATE.format(rows=10))
+    before = pairs(project)
+    keys = project.shell(KEYS)
+    out = project.ok("snowid_adopt", "adoptapp.Shelf", "--execute", "--plain")
+    assert "done; ids below" in out
+    assert pairs(project) == before
+    assert project.shell(KEYS) == keys
+    check_adopted(project)
 
 
 def test_a_label_that_is_no_model_is_refused(project):
@@ -219,7 +257,8 @@ def test_killed_at_every_step_and_resumed_under_writes(project):
     finally:
         writer.send_signal(signal.SIGTERM)
         out, err = writer.communicate(30)
-    last = [line for line in out.splitlines() if line.startswith("WROTE")][-1]
+    # The last whole line (SIGTERM may cut the one being printed).
+    last = [x for x in out.splitlines() if x.startswith("WROTE") and " ERRORS " in x][-1]
     assert "ERRORS 0" in last, out[-2000:] + err[-2000:]
     assert int(last.split()[1]) > 10
     # Every key valid, every row of the writer kept.
@@ -278,3 +317,84 @@ def test_undo_before_the_swap(project):
     )
     assert "SHADOWS 0" in columns
     assert not list(project.migrations.glob("0002_*"))
+
+
+# Each batch of the backfill, a writer adds a row to the table being copied.
+CHASED = """
+from django.db import connection
+from django_snowid.adopt.run import current_plan, execute
+plan, _ = current_plan('adoptapp.Shelf', using='default', batch_size=3)
+calls = []
+def insert_meanwhile(table, done, total):
+    calls.append(table)
+    if len(calls) > 100:
+        raise SystemExit('the backfill chases new rows: ' + ' '.join(calls[-3:]))
+    with connection.cursor() as cursor:
+        cursor.execute("INSERT INTO adoptapp_book (shelf_id, title) "
+                       "SELECT min(id), 'm' FROM adoptapp_shelf")
+execute('adoptapp.Shelf', plan, using='default', batch_size=3, throttle=0,
+        lock_timeout_ms=500, out=print, progress=insert_meanwhile)
+print('BATCHES', len(calls))
+"""
+
+
+def test_the_backfill_stops_at_the_rows_it_found(project):
+    """Rows written after the trigger was made have their shadows already: the backfill
+    copies up to the largest key it found, not after every new row."""
+    if backend() != "postgresql":
+        pytest.skip("the online switch is PostgreSQL's")
+    project.shell(POPULATE.format(rows=10))
+    out = project.shell(CHASED)
+    batches = int(out.split("BATCHES ")[1])
+    assert batches <= 30, out  # about 5 tables of 10 to 20 rows, 3 a batch
+    check = project.shell(
+        "from django.db import connection\n"
+        "with connection.cursor() as c:\n"
+        "    c.execute('SELECT count(*) FROM adoptapp_book b JOIN adoptapp_shelf s '\n"
+        "              'ON s.id = b.shelf_id')\n"
+        "    print('BOOKS', c.fetchone()[0])\n"
+    )
+    assert f"BOOKS {10 + batches}" in check, check
+
+
+# Django before 4.1 made serial columns (a sequence owned by the column, its nextval the
+# default), not identity columns: Shelf's key as such a database has it.
+SERIAL = """
+from django.db import connection
+with connection.cursor() as c:
+    c.execute('ALTER TABLE adoptapp_shelf ALTER COLUMN id DROP IDENTITY')
+    c.execute('CREATE SEQUENCE adoptapp_shelf_id_seq OWNED BY adoptapp_shelf.id')
+    c.execute("ALTER TABLE adoptapp_shelf ALTER COLUMN id SET DEFAULT "
+              "nextval('adoptapp_shelf_id_seq')")
+    c.execute("SELECT setval('adoptapp_shelf_id_seq', (SELECT max(id) FROM adoptapp_shelf))")
+    c.execute("SELECT pg_get_serial_sequence('adoptapp_shelf', 'id'), attidentity "
+              "FROM pg_attribute WHERE attrelid = 'adoptapp_shelf'::regclass "
+              "AND attname = 'id'")
+    print('SERIAL', c.fetchone())
+"""
+
+
+@pytest.mark.parametrize("how", [(), ("--plain",)], ids=["online", "plain"])
+def test_a_serial_column_of_an_older_django_is_adopted(project, how):
+    if backend() != "postgresql":
+        pytest.skip("serial columns are PostgreSQL's")
+    project.shell(POPULATE.format(rows=12))
+    assert "SERIAL ('public.adoptapp_shelf_id_seq', '')" in project.shell(SERIAL)
+    before = pairs(project)
+    plan = project.ok("snowid_adopt", "adoptapp.Shelf", *how)
+    assert "sequence public.adoptapp_shelf_id_seq" in plan
+    out = project.ok("snowid_adopt", "adoptapp.Shelf", "--execute", *how)
+    assert "done; ids below" in out
+    assert pairs(project) == before
+    check_adopted(project)
+    left = project.shell(
+        "from django.db import connection\n"
+        "with connection.cursor() as c:\n"
+        '    c.execute("SELECT column_default FROM information_schema.columns "\n'
+        "              \"WHERE table_name = 'adoptapp_shelf' AND column_name = 'id'\")\n"
+        "    print('DEFAULT', c.fetchone()[0])\n"
+        "    c.execute(\"SELECT count(*), string_agg(relname, ',') FROM pg_class \"\n"
+        "              \"WHERE relkind = 'S' AND relname LIKE 'adoptapp_shelf_id%%'\")\n"
+        "    print('SEQUENCES', *c.fetchone())\n"
+    )
+    assert "DEFAULT None" in left and "SEQUENCES 0" in left, left

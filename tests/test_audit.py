@@ -13,13 +13,16 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.test import modify_settings, override_settings
 
+from django_snowid.adopt.journal import forget
 from django_snowid.audit import run_audit
 from django_snowid.audit.scan import column_values
 from django_snowid.layouts import get_layout
+from django_snowid.models import IdAdoption
 from django_snowid.sequences.models import SequenceMark
 from tests.testapp.models import (
     Customer,
     DecimalOrder,
+    Legacy,
     Product,
     Review,
     ShardedOrder,
@@ -312,3 +315,44 @@ def test_a_layout_the_settings_cannot_build_is_a_command_error(settings):
 def test_bad_numbers_are_refused_by_the_parser():
     with pytest.raises(CommandError, match=r"--batch-size: '0' is below 1"):
         call_command("snowid_audit", "--batch-size", "0", stdout=StringIO())
+
+
+@pytest.fixture
+def adopted_legacy():
+    """testapp.Legacy switched to Snowflake ids a day ago: its old AutoField ids (up to
+    millions, whose bits read as a worker id and a sequence) lie below the boundary."""
+    started = datetime.now(timezone.utc) - timedelta(days=1)
+    boundary = get_layout(None).min_id_at(started)
+    old = [1, 2, 3, 4_999_999, 5_000_000]
+    Legacy.objects.bulk_create([Legacy(id=pk, name="old") for pk in old])
+    IdAdoption.objects.create(
+        label="testapp.Legacy",
+        table=Legacy._meta.db_table,
+        column="id",
+        first_id=boundary,
+        old_max=max(old),
+        state="done",
+        started_at=started,
+    )
+    forget()
+    yield boundary
+    forget()
+
+
+@override_settings(SNOWID_WORKER_ID_SOURCE="database", SNOWID_WORKER_POOL_SIZE=4)
+def test_legacy_ids_of_an_adopted_model_are_no_findings(adopted_legacy):
+    new = Legacy.objects.create(name="new")
+    layout = get_layout(None)
+    decoded = layout.decode(new.pk)
+    # An id above the boundary is checked as before: worker 9 is outside a pool of 4.
+    impossible = layout.compose(decoded.tick, layout.node_value(9), decoded.sequence)
+    plant(Legacy, new.pk, "id", impossible)
+    status, report = audit_json("testapp.Legacy")
+    assert status == 1
+    assert report["counts"] == {"id_outside_layout": 1}, report
+    assert [f["value"] for f in report["findings"]] == [str(impossible)]
+    assert report["rows"]["testapp.Legacy.id"] == 6
+    assert any(
+        f"testapp.Legacy.id: 5 legacy ids (below {adopted_legacy}" in note
+        for note in report["notes"]
+    ), report["notes"]

@@ -107,3 +107,30 @@ def test_metrics_on_and_off_are_compared():
     ratios = re.findall(r"ratio ([\d.]+) ", out)
     assert len(ratios) == 4 and all(float(r) > 0 for r in ratios), out  # the 4th: multiprocess
     assert re.search(r"flush alone\s+[\d.]+ µs a request", out), out
+
+
+@pytest.mark.slow
+@pytest.mark.django_db  # needs the PostgreSQL server (skipped where it is missing)
+def test_adoption_is_compared_with_the_plain_alter_field():
+    """A few rows, switched online and by the plain migration under the writer: every
+    invariant holds (the script exits 1 otherwise) and both columns are printed."""
+    from django.conf import settings
+
+    if not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        pytest.skip("measures PostgreSQL (SNOWID_TEST_DB=postgresql)")
+    name = f"{os.environ.get('SNOWID_TEST_DB_NAME', 'snowid')}_adopt_bench"
+    out = run_script(
+        "benchmarks/bench_adopt.py",
+        "--rows",
+        "2000",
+        "--settle",
+        "0.5",
+        "--db-name",
+        name,
+        env={k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
+        timeout=300,
+    )
+    waits = re.search(r"longest writer statement.*?\s([\d.]+)\s+([\d.]+)\s+[\d.]+$", out, re.M)
+    assert waits and all(float(s) > 0 for s in waits.groups()), out
+    assert re.search(r"rows lost\s+0\s+0$", out, re.M), out
+    assert re.search(r"every old \(pk, fk\) pair unchanged\s+yes\s+yes$", out, re.M), out

@@ -209,3 +209,30 @@ def test_positions_only_ever_increase(last, clocks, counts):
             )
     assert issued == sorted(set(issued))
     assert all(p > last for p in issued)
+
+
+@pytest.mark.parametrize("packing", ["binary", "decimal"])
+@given(value=st.integers(min_value=-5, max_value=2**63 - 1))
+def test_every_number_past_position_above_is_larger(packing, value):
+    """Any old value (of another format, or none): resuming past ``position_above``
+    gives larger numbers only, and the position is the tightest such."""
+    fmt = OrderNumberFormat(packing=packing)
+    try:
+        position = fmt.position_above(value)
+    except InvalidId:
+        last = fmt.local_second(datetime(2099, 12, 31, 23, 59, 59, tzinfo=timezone.utc))
+        assert value >= fmt.compose(last, fmt.max_sequence, 0)
+        return
+    if position is None:
+        first = fmt.local_second(datetime(2000, 1, 1, tzinfo=timezone.utc))
+        assert value < fmt.compose(first, 1, 0)
+        return
+    second, sequence = position
+    following = (
+        fmt.compose(second, sequence + 1)
+        if sequence < fmt.max_sequence
+        else fmt.compose(second + 1, 1)
+    )
+    assert following > value
+    if sequence:
+        assert fmt.compose(second, sequence) <= value

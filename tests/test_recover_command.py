@@ -129,3 +129,34 @@ def test_reports_snowflake_columns_ahead_of_the_clock():
     with override_settings(SNOWID_ORDER_BACKEND="database"):
         call_command("snowid_recover", stdout=StringIO(), stderr=err)
     assert "testapp.Ticket.id" in err.getvalue() and "ahead of this host's clock" in err.getvalue()
+
+
+def test_a_column_of_another_format_is_continued_above(backend):
+    """Order numbers of an older format (``PlainAuto`` ids standing for them here): the
+    stream resumes past them, so every new number is larger, whatever the old format."""
+    from tests.testapp.models import PlainAuto
+
+    stream, fmt = stream_of(ShopOrder)
+    now = fmt.local_second(datetime.now(timezone.utc))
+    # An old number whose digits read as no date: 2 minutes ahead, then month 13.
+    ahead = fmt.compose(now + 120, 5, 0)
+    stem = fmt.stem_of_local_second(now)
+    undated = (stem // 10**10 * 10**10 + 13 * 10**8) * fmt._stem_factor  # this year, month 13
+    PlainAuto.objects.create(id=ahead, name="old")
+    text = recover("testapp.ShopOrder", "--above", "testapp.PlainAuto.id")
+    assert "testapp.PlainAuto.id" in text and str(ahead) in text
+    assert get_store().read(stream) == (now + 121, 0)
+    PlainAuto.objects.create(id=undated, name="older format")
+    recover("testapp.ShopOrder", "--above", "testapp.PlainAuto.id")
+    second, _ = get_store().read(stream)
+    assert fmt.compose(second, 1, 0) > undated > fmt.compose(second - 1, fmt.max_sequence, 0)
+
+
+def test_above_refuses_a_column_no_number_can_pass(backend):
+    from tests.testapp.models import PlainAuto
+
+    PlainAuto.objects.create(id=2**63 - 1, name="too large")
+    with pytest.raises(CommandError, match="larger than every number of this format"):
+        recover("--above", "testapp.PlainAuto.id")
+    with pytest.raises(CommandError, match="names no column of an installed model"):
+        recover("--above", "testapp.Nope.id")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from io import StringIO
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -310,3 +311,32 @@ def test_minutes_left_holds_steady_while_nothing_is_drawn(settings):
     readings = [minutes(after)[0] for after in (0, 1, 2, 3, 60, 299, 300, 450)]
     assert readings[:5] == [left] * 5
     assert readings == sorted(readings), readings  # nothing drawn: never falls
+
+
+def test_a_sequence_starts_above_an_existing_column(seq_backend):
+    """Invoices numbered by their ids move to a named sequence: it continues above the
+    largest id, without a gap (database store), and never moves back."""
+    from tests.testapp.models import PlainAuto
+
+    PlainAuto.objects.bulk_create([PlainAuto(id=pk, name="old") for pk in (1, 2, 41, 17)])
+    out = StringIO()
+    call_command("snowid_sequences", "--start-above", "testapp.PlainAuto.id", "moved", stdout=out)
+    assert "moved: continues above 41 (the largest testapp.PlainAuto.id is 41)" in out.getvalue()
+    first = next_value("moved")
+    assert first == 42 if seq_backend == "database" else first > 41
+    call_command("snowid_sequences", "--start-above", "testapp.PlainAuto.id", "moved", stdout=out)
+    assert next_value("moved") == first + 1  # again: nothing moved back
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("testapp.Nothing.id", "moved"), "names no column of an installed model"),
+        (("testapp.PlainAuto.nothing", "moved"), "testapp.PlainAuto has no field 'nothing'"),
+        (("testapp.PlainAuto.name", "moved"), "is a CharField, not a column of whole numbers"),
+        (("testapp.PlainAuto.id", "no spaces"), "is not a sequence name"),
+    ],
+)
+def test_start_above_refuses_what_it_cannot_continue_above(args, message):
+    with pytest.raises(CommandError, match=message):
+        call_command("snowid_sequences", "--start-above", *args, stdout=StringIO())

@@ -17,6 +17,7 @@ from ..exceptions import AdoptionError
 from .operations import first_snowflake_id
 from .plan import NARROW_DB_TYPES, Column, Facts
 from .relations import generic_keys, holders_of, holds_64_bit
+from .schema import column_types
 
 __all__ = ["Change", "read_facts"]
 
@@ -32,23 +33,6 @@ class Change:
     name: str
     field: models.Field
     adopt: bool  # the adopted key (else a generic relation's object id)
-
-
-def _column_types(connection: Any, table: str) -> dict[str, tuple[str, bool]]:
-    """``{column: (type, nullable)}`` of ``table``; types are ``""`` on SQLite, whose
-    integers all hold 64 bits."""
-    if connection.vendor == "sqlite":
-        with connection.cursor() as cursor:
-            cursor.execute(f"PRAGMA table_info({connection.ops.quote_name(table)})")
-            return {row[1]: ("", not row[3]) for row in cursor.fetchall()}
-    schema = "current_schema()" if connection.vendor == "postgresql" else "DATABASE()"
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT column_name, data_type, is_nullable FROM information_schema.columns "
-            f"WHERE table_schema = {schema} AND table_name = %s",
-            [table],
-        )
-        return {name: (kind, nullable == "YES") for name, kind, nullable in cursor.fetchall()}
 
 
 def _rows(connection: Any, table: str) -> int:
@@ -117,7 +101,7 @@ def read_facts(label: str, *, using: str) -> tuple[Facts, list[Change]]:
     def column(holder_model: Any, field: Any, kind: str) -> Column:
         table = holder_model._meta.db_table
         if table not in types:
-            types[table] = _column_types(connection, table)
+            types[table] = column_types(connection, table)
         db_type, nullable = types[table].get(field.column, ("", True))
         return Column(
             table=table,

@@ -191,6 +191,8 @@ class Online:
         self.short(number, work)
 
     def step_backfill(self, number: int, table: str) -> None:
+        """Copy the rows up to the largest key found at the start: rows written later
+        got their shadows from the trigger, made before."""
         columns = self.plan.columns_of(table)
         pk = self.pk_of(table)
         sets = ", ".join(f"{q(shadow(c.column))} = {q(c.column)}" for c in columns)
@@ -198,31 +200,31 @@ class Online:
             f"{q(shadow(c.column))} IS DISTINCT FROM {q(c.column)}" for c in columns
         )
         positions = dict(self.journal.progress.get("backfill", {}))
+        if f"{table}:upto" not in positions:
+            positions[f"{table}:upto"] = self.rows(f"SELECT MAX({q(pk)}) FROM {q(table)}")[0][0]
+            self._save_backfill(positions)
+        bound = positions[f"{table}:upto"]
         last = positions.get(table)
         total = self.plan.rows_of(table)
         done = int(positions.get(f"{table}:rows", 0))
-        while True:
-            after = "" if last is None else f"WHERE {q(pk)} > %s"
-            params = [] if last is None else [last]
+        while bound is not None and (last is None or last < bound):
+            after = "" if last is None else f"AND {q(pk)} > %s"
+            params = [bound] if last is None else [bound, last]
             upto = self.rows(
-                f"SELECT {q(pk)} FROM {q(table)} {after} ORDER BY {q(pk)} OFFSET %s LIMIT 1",
+                f"SELECT {q(pk)} FROM {q(table)} WHERE {q(pk)} <= %s {after} ORDER BY {q(pk)} "
+                "OFFSET %s LIMIT 1",
                 [*params, self.batch_size - 1],
             )
-            if not upto:
-                upto = self.rows(f"SELECT MAX({q(pk)}) FROM {q(table)} {after}", params)
-            end = upto[0][0]
-            if end is None:
-                break
+            end = upto[0][0] if upto else bound
             lower = "" if last is None else f"{q(pk)} > %s AND "
             with transaction.atomic(using=self.using), self.cursor() as cursor:
                 cursor.execute(
                     f"UPDATE {q(table)} SET {sets} WHERE {lower}{q(pk)} <= %s AND ({differs})",
-                    [*params, end],
+                    [*params[1:], end],
                 )
                 done += self.batch_size
                 positions.update({table: end, f"{table}:rows": done})
-                self.journal.progress = {**self.journal.progress, "backfill": positions}
-                self.journal.save(using=self.using, update_fields=["progress"])
+                self._save_backfill(positions)
             last = end
             if self.progress:
                 self.progress(table, min(done, total), total)
@@ -230,6 +232,10 @@ class Online:
                 time.sleep(self.throttle)
         with transaction.atomic(using=self.using):
             self.done_step(number)
+
+    def _save_backfill(self, positions: dict[str, Any]) -> None:
+        self.journal.progress = {**self.journal.progress, "backfill": positions}
+        self.journal.save(using=self.using, update_fields=["progress"])
 
     def _index_plan(self, table: str) -> list[tuple[Index, str, tuple[str, ...]]]:
         names = {c.column for c in self.plan.columns_of(table)}

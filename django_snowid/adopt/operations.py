@@ -1,5 +1,6 @@
 """The migration operation ``snowid_adopt`` writes: ``AlterField`` of a primary key to a
-Snowflake field, which also converts the many-to-many tables Django leaves behind and
+Snowflake field, which also makes sure that every column holding its values (through
+every level of keys, and the many-to-many tables) is 64-bit under one foreign key, and
 records where legacy ids end. ``migrate`` runs it as a plain migration (every table
 rewritten under its lock); ``snowid_adopt --execute`` on PostgreSQL does the same work
 online and records the migration as applied."""
@@ -16,8 +17,11 @@ from django.db.models import Max
 from ..exceptions import AdoptionError
 from ..layouts import get_layout
 from .journal import record_done
+from .plan import NARROW_DB_TYPES
+from .relations import Holder, holders_of
+from .schema import column_types
 
-__all__ = ["AdoptSnowflakeIds", "through_keys"]
+__all__ = ["AdoptSnowflakeIds"]
 
 _SAME_WIDTH: dict[str, type[models.Field]] = {
     "AutoField": models.IntegerField,
@@ -26,22 +30,10 @@ _SAME_WIDTH: dict[str, type[models.Field]] = {
 }
 
 
-def through_keys(apps: Any, model: type[models.Model]) -> list[tuple[Any, str]]:
-    """The auto-created many-to-many tables of ``apps`` pointing at ``model``, each with
-    the name of its key to it."""
-    found = []
-    for through in apps.get_models(include_auto_created=True):
-        if not through._meta.auto_created:
-            continue
-        for field in through._meta.local_fields:
-            if field.remote_field is not None and field.remote_field.model is model:
-                found.append((through, field.name))
-    return found
-
-
 def _bare(key: models.Field, internal_type: str) -> models.Field:
-    """A plain integer column standing for ``key`` (no constraint), of the old width."""
-    bare = _SAME_WIDTH.get(internal_type, models.BigIntegerField)(db_index=True)
+    """A plain integer column standing for ``key`` (no constraint), of the width of
+    ``internal_type``'s column."""
+    bare = _SAME_WIDTH.get(internal_type, models.BigIntegerField)(db_index=True, null=key.null)
     bare.set_attributes_from_name(key.attname)
     bare.column = key.column
     bare.model = key.model
@@ -86,15 +78,16 @@ class AdoptSnowflakeIds(AlterField):
         started = datetime.now(timezone.utc)
         first_id = first_snowflake_id(getattr(self.field, "layout_name", None), started)
         check_below(to_model._meta.label, old_max, first_id)
-        throughs = through_keys(from_state.apps, from_model)
-        for through, name in throughs:  # Django alters none of these: drop their keys first
-            key = through._meta.get_field(name)
-            schema_editor.alter_field(through, key, _bare(key, width))
+        keys = [h for h in holders_of(from_model) if h.kind != "pk"]
+        sqlite = schema_editor.connection.vendor == "sqlite"  # 64-bit integers, tables remade
+        for holder in [] if sqlite else keys:  # a column under a key cannot change type
+            for name in schema_editor._constraint_names(
+                holder.model, [holder.column], foreign_key=True
+            ):
+                schema_editor.execute(schema_editor._delete_fk_sql(holder.model, name))
         super().database_forwards(app_label, schema_editor, from_state, to_state)
-        for through, name in throughs:
-            new = to_state.apps.get_model(through._meta.label)
-            key = new._meta.get_field(name)
-            schema_editor.alter_field(new, _bare(key, width), key)
+        for holder in [] if sqlite else keys:  # what Django's AlterField left behind
+            self._widen(schema_editor, to_state, holder, width)
         record_done(
             alias,
             label=to_model._meta.label,
@@ -104,6 +97,20 @@ class AdoptSnowflakeIds(AlterField):
             old_max=old_max,
             started=started,
         )
+
+    @staticmethod
+    def _widen(schema_editor: Any, to_state: Any, holder: Holder, width: str) -> None:
+        """``holder``'s column 64-bit, under its foreign key."""
+        model = to_state.apps.get_model(holder.model._meta.label)
+        field = model._meta.get_field(holder.field.name)
+        table, column = model._meta.db_table, holder.column
+        db_type = column_types(schema_editor.connection, table).get(column, ("", True))[0]
+        if db_type.lower() in NARROW_DB_TYPES:
+            schema_editor.alter_field(model, _bare(field, width), _bare(field, "BigAutoField"))
+        if not schema_editor._constraint_names(model, [column], foreign_key=True):
+            schema_editor.execute(
+                schema_editor._create_fk_sql(model, field, "_fk_%(to_table)s_%(to_column)s")
+            )
 
     def database_backwards(
         self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any

@@ -152,6 +152,8 @@ def holders_of(model: type[models.Model]) -> list[Holder]:
             field: Any = getattr(related, "field", None)
             if not related.auto_created or field is None or related.concrete:
                 continue
+            if field.many_to_many:
+                continue  # its through table's key is the holder
             if getattr(field, "target_field", None) is not target:
                 continue
             through = field.model._meta.auto_created

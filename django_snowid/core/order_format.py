@@ -18,6 +18,7 @@ Pure Python: no Django, no I/O.
 
 from __future__ import annotations
 
+import calendar
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import cached_property
@@ -245,6 +246,25 @@ class OrderNumberFormat:
                 f"format ({self.describe()})."
             ) from None
 
+    def position_above(self, value: int) -> tuple[int, int] | None:
+        """The position past which every number of this format is larger than ``value``
+        (a number of any format: an old column's largest), or ``None`` when every number
+        is. Raises :class:`InvalidId` when no number of this format is larger."""
+        if value < 1:
+            return None
+        stem, sequence, _ = self.split(value)
+        if stem >= 991231235959 and (stem > 991231235959 or sequence >= self.max_sequence):
+            raise InvalidId(
+                f"{value} is larger than every number of this format ({self.describe()})."
+            )
+        wall = _floor_wall(stem)
+        if wall is None:
+            return None
+        second = (wall - _LOCAL_EPOCH) // timedelta(seconds=1)
+        if self.stem_of_local_second(second) != stem:  # not a date-time: past its floor
+            return second, self.max_sequence
+        return second, min(sequence, self.max_sequence)
+
     def decode(self, number: int | str) -> DecodedOrderNumber:
         value = self.check_number(number)
         stem, sequence, shard = self.split(value)
@@ -264,3 +284,29 @@ class OrderNumberFormat:
         """(local second, sequence): what a store compares to keep numbers increasing."""
         stem, sequence, _ = self.split(number)
         return self.local_second_of_stem(stem), sequence
+
+
+def _floor_wall(stem: int) -> datetime | None:
+    """The latest yyMMddHHmmss date-time whose stem is at most ``stem`` (12 digits), or
+    ``None`` below 2000-01-01 00:00:00."""
+    yy, rest = divmod(stem, 10**10)
+    mo, rest = divmod(rest, 10**8)
+    dd, rest = divmod(rest, 10**6)
+    hh, rest = divmod(rest, 10**4)
+    mi, ss = divmod(rest, 100)
+    if mo > 12:
+        mo, dd, hh, mi, ss = 12, 31, 23, 59, 59
+    elif mo == 0 or (mo == 1 and dd == 0):  # the end of the year before
+        if yy == 0:
+            return None
+        yy, mo, dd, hh, mi, ss = yy - 1, 12, 31, 23, 59, 59
+    elif dd == 0:  # the end of the month before
+        mo, dd, hh, mi, ss = mo - 1, calendar.monthrange(2000 + yy, mo - 1)[1], 23, 59, 59
+    last = calendar.monthrange(2000 + yy, mo)[1]
+    if dd > last:
+        dd, hh, mi, ss = last, 23, 59, 59
+    if hh > 23:
+        hh, mi, ss = 23, 59, 59
+    if mi > 59:
+        mi, ss = 59, 59
+    return datetime(2000 + yy, mo, dd, hh, mi, min(ss, 59))

@@ -23,7 +23,7 @@ from .compat import MAX_VALUE
 from .spec import SequenceSpec, get_spec
 from .stores import get_store
 
-__all__ = ["TABLE", "Carried", "carry_over", "changes_since_import"]
+__all__ = ["TABLE", "Carried", "carry_over", "changes_since_import", "continue_above"]
 
 #: django-sequences' table (its app label ``sequences``, its model ``Sequence``).
 TABLE = "sequences_sequence"
@@ -160,3 +160,20 @@ def _change(before: int | None, after: int | None) -> str:
     if after is None:
         return f"(deleted, was {before})"
     return f"({before} -> {after})"
+
+
+def _refuse_daily(name: str, what: str) -> SequenceSpec:
+    spec = _spec(name)
+    if spec.daily:
+        raise SequenceError(
+            f"{name!r} is declared daily in SNOWID_SEQUENCES: {what} belongs to no day. "
+            "Continue above it before declaring it daily, or under another name."
+        )
+    return spec
+
+
+def continue_above(name: str, value: int, *, using: str | None = None) -> int:
+    """Make the sequence ``name`` continue above ``value`` (never moving it back): its
+    next value is ``value + 1`` or more. The sequence's last value now."""
+    spec = _refuse_daily(name, f"{value}")
+    return get_store().continue_above(spec, name, value, using)

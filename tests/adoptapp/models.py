@@ -1,5 +1,6 @@
 """A project adopting Snowflake ids: ``Shelf`` had a 32-bit ``AutoField`` (migration 0001)
-and the code now says ``SnowflakeAutoField``. A foreign key, a one-to-one, an auto-created
+and the code now says ``SnowflakeAutoField``. A multi-table child (and a foreign key to
+it), a foreign key, a one-to-one, an auto-created
 many-to-many table and a generic relation (Django's documented ``PositiveIntegerField``,
 now 64-bit in the code) point at it; django-taggit tags it through the recipe of the docs."""
 
@@ -43,6 +44,19 @@ class Reader(models.Model):
     id = models.AutoField(primary_key=True)
     name = models.CharField(max_length=50)
     shelves = models.ManyToManyField(Shelf, related_name="readers")
+
+
+class DisplayShelf(Shelf):
+    """A multi-table child: its key is a one-to-one to Shelf's."""
+
+    place = models.CharField(max_length=50)
+
+
+class Loan(models.Model):
+    """A foreign key one level further down: to DisplayShelf's key."""
+
+    id = models.AutoField(primary_key=True)
+    shelf = models.ForeignKey(DisplayShelf, on_delete=models.CASCADE, related_name="loans")
 
 
 class Note(models.Model):

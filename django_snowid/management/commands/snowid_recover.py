@@ -3,8 +3,9 @@
 For every order-number stream it reads ``max()`` of the stream's columns on every
 database that can hold them (the primary, or every shard), and if the store holds less
 (or nothing), resumes the stream at the second after both that and the store's clock,
-past every number still in flight; it never lowers the store. Safe at every deploy and
-while traffic flows. It also reports Snowflake columns whose newest id
+past every number still in flight; it never lowers the store. ``--above`` adds columns
+of other formats that new numbers must exceed. Safe at every deploy and while traffic
+flows. It also reports Snowflake columns whose newest id
 lies ahead of this host's clock (a worker id reused from a host whose clock ran ahead).
 """
 
@@ -17,8 +18,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections, router
 
 from ... import inventory
+from ...adopt.columns import integer_column, largest_value
 from ...core.echo import shown
-from ...exceptions import OrderNumberError, OrderNumberUnavailable, SnowidError
+from ...exceptions import InvalidId, OrderNumberError, OrderNumberUnavailable, SnowidError
 from ...inventory import check_labels, column_max, field_label
 from ...orders.issuer import fields_of_stream
 from ...orders.recovery import database_position, resume_past
@@ -52,6 +54,14 @@ class Command(BaseCommand):
             help="Read this database only (default: every database that can hold the rows, "
             "as the routers say; the primary otherwise).",
         )
+        parser.add_argument(
+            "--above",
+            action="append",
+            default=[],
+            metavar="app_label.Model.field",
+            help="Resume past this column's largest value too (numbers of another format, "
+            "or an older column); repeatable.",
+        )
         parser.add_argument("--json", action="store_true", dest="as_json")
 
     def handle(
@@ -61,16 +71,19 @@ class Command(BaseCommand):
         dry_run: bool,
         database: str | None,
         as_json: bool,
+        above: list[str],
         **options: Any,
     ) -> None:
-        try:
-            check_labels(labels)
-        except SnowidError as exc:
-            raise CommandError(str(exc)) from None
         if database is not None and database not in connections:
             raise CommandError(
                 f"--database {shown(database)} is not in DATABASES ({', '.join(connections)})."
             )
+        try:
+            check_labels(labels)
+            columns = [integer_column(label) for label in above]
+        except SnowidError as exc:
+            raise CommandError(str(exc)) from None
+        above_values = [(column, largest_value(column, using=database)) for column in columns]
         order_fields = inventory.order_fields(*labels)
         store = get_store()
         refused: tuple[type[BaseException], ...] = (OrderNumberError, *store_errors())
@@ -84,6 +97,14 @@ class Command(BaseCommand):
                 done.add(stream)
                 fields = fields_of_stream(stream)
                 position, maxima = database_position(fields, fmt, using=database)
+                for column, largest in above_values:
+                    try:
+                        floor = None if largest is None else fmt.position_above(largest)
+                    except InvalidId as exc:
+                        raise CommandError(f"--above {field_label(column)}: {exc}") from None
+                    if floor is not None and (position is None or floor > position):
+                        position = floor
+                    maxima.append((column, largest))
                 # A dry run is the store's own recovery, on its clock, writing nothing: it
                 # says what the real run would do (a Redis state another server wrote
                 # included).
@@ -91,7 +112,7 @@ class Command(BaseCommand):
                 for each, largest in maxima:
                     rows.append(
                         {
-                            "field": field_label(each),
+                            "field": field_label(each) + ("" if each in fields else " (--above)"),
                             "stream": stream,
                             "max_in_database": None if largest is None else str(largest),
                             "store_before": _position(fmt, before),

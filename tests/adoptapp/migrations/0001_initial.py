@@ -107,4 +107,36 @@ class Migration(migrations.Migration):
                 ),
             ],
         ),
+        migrations.CreateModel(
+            name="DisplayShelf",
+            fields=[
+                (
+                    "shelf_ptr",
+                    models.OneToOneField(
+                        auto_created=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        parent_link=True,
+                        primary_key=True,
+                        serialize=False,
+                        to="adoptapp.shelf",
+                    ),
+                ),
+                ("place", models.CharField(max_length=50)),
+            ],
+            bases=("adoptapp.shelf",),
+        ),
+        migrations.CreateModel(
+            name="Loan",
+            fields=[
+                ("id", models.AutoField(primary_key=True, serialize=False)),
+                (
+                    "shelf",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="loans",
+                        to="adoptapp.displayshelf",
+                    ),
+                ),
+            ],
+        ),
     ]

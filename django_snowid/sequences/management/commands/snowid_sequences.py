@@ -10,11 +10,12 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
 
+from ....adopt.columns import integer_column, largest_value
 from ....core.echo import shown
 from ....core.sequence_plan import check_name
-from ....exceptions import SequenceError
+from ....exceptions import SequenceError, SnowidError
 from ....management.commands._json import json_text
-from ...from_django_sequences import TABLE, carry_over
+from ...from_django_sequences import TABLE, carry_over, continue_above
 from ...status import raise_by, raise_if_low, sequence_rows
 
 #: The largest value a sequence can hold (a signed BIGINT).
@@ -46,7 +47,8 @@ class Command(BaseCommand):
         "List the named sequences (current value, mark, headroom, rates); --raise NAME --by N "
         "raises a mark ahead of a known peak; --serve raises low marks as a long-lived process; "
         "--import-django-sequences makes every sequence of django-sequences' table continue "
-        "above its last value (idempotent)."
+        "above its last value (idempotent); --start-above app_label.Model.field NAME makes "
+        "a sequence continue above a column's largest value."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -76,6 +78,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--table", default=TABLE, help=f"--import-django-sequences: default {TABLE}"
         )
+        parser.add_argument(
+            "--start-above",
+            nargs=2,
+            metavar=("app_label.Model.field", "NAME"),
+            help="make NAME continue above the column's largest value (never moves it back)",
+        )
 
     def handle(
         self,
@@ -89,6 +97,7 @@ class Command(BaseCommand):
         database: str | None,
         import_django_sequences: bool,
         table: str,
+        start_above: list[str] | None,
         **options: Any,
     ) -> None:
         if database is not None and database not in connections:
@@ -96,7 +105,9 @@ class Command(BaseCommand):
                 f"--database {shown(database)} is not in DATABASES ({', '.join(connections)})."
             )
         try:
-            if import_django_sequences:
+            if start_above is not None:
+                self._start_above(start_above[0], start_above[1], database)
+            elif import_django_sequences:
                 self._import(table, database, as_json, options["verbosity"])
             elif raise_name is not None:
                 self._raise(raise_name, by, database)
@@ -119,6 +130,19 @@ class Command(BaseCommand):
                 self.stdout.write(f"{c.name}: {c.last} -> continues above {c.continues_above}")
         if verbosity >= 1:
             self.stdout.write(f"Imported {len(carried)} sequences from {table}.")
+
+    def _start_above(self, label: str, name: str, database: str | None) -> None:
+        try:
+            check_name(name)
+            column = integer_column(label)
+        except (ValueError, SnowidError) as exc:
+            raise CommandError(str(exc)) from None
+        largest = largest_value(column, using=database) or 0
+        last = continue_above(name, largest, using=database)
+        self.stdout.write(
+            f"{name}: continues above {last} (the largest {column.model._meta.label}."
+            f"{column.name} is {largest})"
+        )
 
     def _raise(self, name: str, by: int | None, database: str | None) -> None:
         stored = name.split(":", 1)
