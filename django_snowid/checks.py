@@ -22,7 +22,7 @@ from .conf import conf
 from .core.layout import Layout, parse_epoch
 from .exceptions import LayoutError, RedisClientError
 from .layouts import build_layout, layout_names
-from .redis.client import factory
+from .stores.redis_client import factory
 
 __all__ = [
     "CHECKS",

@@ -82,9 +82,10 @@ class ThrowawayRedis:
     It keeps nothing on disk, so a restart loses every key (like a crash without AOF).
     """
 
-    def __init__(self, workdir: str) -> None:
+    def __init__(self, workdir: str, *options: str) -> None:
         self.port = free_port()
         self.workdir = workdir
+        self.options = options  # more redis-server options: "--replicaof", "127.0.0.1", ...
         self.process: Any = None
 
     @property
@@ -101,7 +102,7 @@ class ThrowawayRedis:
         import time
 
         self.process = subprocess.Popen(
-            redis_server_command(self.port, self.workdir),
+            redis_server_command(self.port, self.workdir, *self.options),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -197,7 +198,7 @@ def set_order_state(stream: str, position: tuple[int, int]) -> None:
     store = get_store()
     second, sequence = position
     if store.name == "redis":
-        from django_snowid.redis.scripts import server_id
+        from django_snowid.stores.redis_scripts import server_id
 
         key = store.key(stream)  # type: ignore[attr-defined]
         client = store.client()  # type: ignore[attr-defined]

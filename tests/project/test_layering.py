@@ -89,39 +89,46 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 #: first pattern that matches a module (its name without ``django_snowid.``) places it.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("core", "core.*", "exceptions"),  # pure: neither Django nor Redis
-    ("conf", "layouts"),
+    ("conf", "ids.named_layouts", "layouts"),
+    # What every feature shares (the store layer: none of it imports a feature).
     (
         "db",
         "db.*",
-        "redis",
-        "redis.*",
+        "stores",
+        "stores.*",
         "inventory",
         "models",
         "sequences.models",
         "checks",
         "settings_checks",
         "metrics",
+        "metrics.multiprocess",
     ),
-    # What a feature builds on: where its state lives, its options, its parts.
+    # What a feature builds on: where its state lives, its options, how it is read.
     (
         "*.stores",
         "*.stores.*",
         "workers.pool",
-        "workers.sources",
         "orders.formats",
         "sequences.spec",
         "ids.lookups",
-        "adopt.journal",
         "ids.publicids",
+        "ids.reading",
+        "orders.reading",
         "ids.database.geometry",
         "ids.database.postgresql",
         "ids.database.default",
         "encoders",
+        "adopt.journal",
     ),
     # What issues values (and the field base, which calls them).
     (
         "ids.issuer",
+        "workers.sources",
+        "workers.leased",
         "workers.lease",
+        "workers.heartbeat",
+        "workers.held",
         "orders.issuer",
         "orders.recovery",
         "orders.retry",
@@ -138,6 +145,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "sequences.status",
         "sequences.from_django_sequences",
         "ids.database.status",
+        "readings",
+        "readings.*",
         "decoding",
         "drf",
         "audit",
@@ -199,7 +208,7 @@ def test_the_graph_sees_late_imports():
     graph = import_graph(PACKAGE)
     # sequences/stores/database.py imports its model inside functions only.
     assert "django_snowid.sequences.models" in graph["django_snowid.sequences.stores.database"]
-    assert "django_snowid.conf" in graph["django_snowid.redis.client"]
+    assert "django_snowid.conf" in graph["django_snowid.stores.redis_client"]
 
 
 def test_no_module_imports_a_module_that_imports_it_back():
@@ -234,3 +243,29 @@ def test_every_feature_keeps_its_roles_in_the_same_files():
         if "stores" in roles:
             stores = {path.stem for path in (PACKAGE / feature / "stores").glob("*.py")}
             assert {"__init__", "base", "database", "redis"} <= stores, (feature, stores)
+
+
+def test_every_feature_declares_its_store_families():
+    import importlib
+
+    from django_snowid.stores import Family
+
+    for feature, roles in FEATURE_ROLES.items():
+        if "stores" in roles:
+            module = importlib.import_module(f"django_snowid.{feature}.stores")
+            families = [v for v in vars(module).values() if isinstance(v, Family)]
+            assert families, f"django_snowid.{feature}.stores declares no Family"
+
+
+def test_only_stores_import_redis_at_the_top_of_a_module():
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        if "stores" in path.relative_to(PACKAGE).parts:
+            continue
+        for node in ast.parse(path.read_text()).body:
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            if any(n == "redis" or n.startswith("redis.") for n in names):
+                found.append(str(path.relative_to(PACKAGE)))
+    assert found == []

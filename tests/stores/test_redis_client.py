@@ -10,7 +10,7 @@ from django.core.management.base import CommandError, SystemCheckError
 
 from django_snowid.checks import check_redis_client
 from django_snowid.exceptions import RedisClientError, SnowidError
-from django_snowid.redis.client import get_client
+from django_snowid.stores.redis_client import get_client
 
 NOT_CALLABLE = 42
 made: list[object] = []

@@ -14,10 +14,10 @@ from django.db import connections
 from django.test import override_settings
 
 from django_snowid.orders.stores import get_store as get_order_store
-from django_snowid.redis.scripts import RedisScript
 from django_snowid.sequences import next_value
 from django_snowid.sequences.stores import get_store
 from django_snowid.sequences.stores.database import read_marks
+from django_snowid.stores.redis_scripts import RedisScript
 from tests import redis_topologies
 from tests.redis_topologies import until_after
 from tests.testapp.models import ShopOrder

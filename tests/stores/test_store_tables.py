@@ -167,7 +167,7 @@ def test_sequences_refuse_without_their_table(settings, dropped):
 
 def test_a_missing_cache_alias_is_our_error_naming_it(settings):
     from django_snowid.exceptions import RedisClientError
-    from django_snowid.redis.client import get_client
+    from django_snowid.stores.redis_client import get_client
 
     settings.SNOWID_REDIS_ALIAS = "gone"
     with pytest.raises(RedisClientError, match="CACHES has no alias 'gone'"):

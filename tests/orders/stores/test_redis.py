@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from django_snowid.core.order_stream import resume
 from django_snowid.orders.stores.base import MISSING
 from django_snowid.orders.stores.redis import RECOVER, RESERVE, reserve_outcome
-from django_snowid.redis.scripts import server_id
+from django_snowid.stores.redis_scripts import server_id
 from tests.order_cases import NOW, core_reserve, offsets, picked, reservations
 
 pytestmark = pytest.mark.redis

@@ -1,44 +1,5 @@
-"""One way to run a Lua script on Redis: by SHA, loaded once, reloaded after a restart.
-
-A :class:`RedisScript` is a module constant made of the script's source. Calling it with
-a redis-py client, the keys and the arguments sends one ``EVALSHA``; on ``NOSCRIPT`` (a
-new server, one that restarted or ran ``SCRIPT FLUSH``) it loads the script and sends it
-again. The source never travels with a call.
-
-The client may be a plain ``redis.Redis`` (django-redis's, including one whose pool is a
-Sentinel pool) or a ``redis.cluster.RedisCluster``. On a cluster the call goes to the
-primary of the keys' slot (every key of one call shares a hash tag), follows ``MOVED``
-(and updates the client's slot map) and ``ASK`` (one ``ASKING`` on the importing node),
-waits out ``TRYAGAIN`` during a migration, and loads the script on each node that lacks it.
-
-Each thread of each process keeps one connection per server (made with the client's
-connection settings, outside its pool): a call costs the round trip and no pool checkout.
-A forked child opens connections of its own, never reusing its parent's sockets. These
-connections never reconnect on their own (redis-py's retries are off for them): a broken
-one is dropped, and the next is a new connection, behind a Sentinel asked again.
-
-**Server identity.** A script made with ``server_id=True`` receives, as its last argument,
-the ``run_id`` of the server that runs it (read once per connection). A store writes it
-next to its state and compares it on every call: a different one means the state may have
-been written by another server (a replica promoted by a failover, a restart, a slot
-migrated), which may have lagged behind what was issued, so the store re-syncs from its
-database mark before issuing anything. See the docs page "Redis" (docs/redis.rst).
-
-``redis`` is imported on first use only: a project without Redis never imports it.
-
-**Why not redis-py's own** ``Script`` (``client.register_script()``), which loads scripts,
-and on a ``RedisCluster`` follows redirects, too. Measured (``benchmarks/bench_scripts.py``,
-one run, loopback Redis 7.0, 20,000 calls x 5, load average 2.9-3.7): an EVALSHA through
-redis-py's ``Script`` and the client's pool took 149.5 µs a call; this runner 69.8 µs
-(0.46x the time, 0.41-0.47 over the repeats), 74.4 µs with ``server_id`` (0.48x): the
-pool's checkout and its health check of the socket cost more than the round trip. And
-redis-py cannot say which server ran a call: a pooled connection that reconnects by itself
-may reach another server (a new primary) between a ``run_id`` read and the script, so the
-identity would have to come from the script itself, ``INFO server`` read in Lua, which
-cost 1.22x redis-py's plain ``Script`` (1.11-1.27) in the same run, 2.5x this runner. So
-the runner stays: one connection a thread and server, no silent reconnection, the
-server's ``run_id`` read once per connection.
-"""
+"""The one runner of our Lua scripts (docs/redis.rst "How calls travel"), and
+:class:`RedisCalls`, where a store's redis-py errors become the family's exceptions."""
 
 from __future__ import annotations
 
@@ -47,18 +8,20 @@ import hashlib
 import os
 import threading
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Generic, TypeVar, overload
 
-from ..exceptions import RedisUnavailable
+from ..exceptions import RedisClientError, RedisUnavailable, SnowidError
+from . import redis_client
+from .base import StoreErrors
 
-__all__ = ["RedisScript", "server_id"]
+__all__ = ["RedisCalls", "RedisScript", "server_id"]
+
+R = TypeVar("R")
 
 
 _local = threading.local()
 
-# Redirections one call may follow, and TRYAGAIN replies it waits out (10 ms apart at
-# first), before giving up with RedisUnavailable.
 MAX_REDIRECTS = 16
 MAX_TRYAGAIN = 100
 
@@ -74,15 +37,13 @@ class _Link:
 
         self.pool = pool
         self.pid = os.getpid()
-        # No silent reconnection: a connection that reconnected by itself could reach
-        # another server (a new primary) while we still hold the old one's identity.
+        # No silent reconnection: it could reach another server than the one we identified.
         kwargs = dict(pool.connection_kwargs, retry=Retry(NoBackoff(), 0))
         kwargs.pop("retry_on_error", None)
         kwargs.pop("retry_on_timeout", None)
         self.connection = pool.connection_class(**kwargs)
         self.server_id: str | None = None
-        # Connect now, as a pool does: a Sentinel-managed connection asks the Sentinels for
-        # the primary in connect() (a lazy connect on first send would not).
+        # Connect now, as a pool does: behind Sentinel, connect() asks for the primary.
         self.connection.connect()
 
 
@@ -120,9 +81,7 @@ def _read_server_id(link: _Link) -> str:
 
 
 def server_id(client: Any, key: Any) -> str:
-    """The ``run_id`` of the server that holds ``key``, asked now through this thread's
-    link. Not the link's remembered one: that may be a server that has gone away (a
-    restart on the same address), which a script call finds out only when it sends."""
+    """The ``run_id`` of the server that holds ``key``, asked now, not remembered."""
     import redis
 
     server = _target(client, key)
@@ -131,7 +90,7 @@ def server_id(client: Any, key: Any) -> str:
         link.server_id = None
         return _read_server_id(link)
     except redis.exceptions.ConnectionError:
-        _drop(server)  # the link's server went away: one more try, on a new link
+        _drop(server)
         return _read_server_id(_link(server))
 
 
@@ -140,8 +99,7 @@ def _is_cluster(client: Any) -> bool:
 
 
 def _target(client: Any, key: Any) -> Any:
-    """The redis-py client of the server that serves ``key`` (``client`` itself unless
-    ``client`` is a cluster: then its node client for the primary of the key's slot)."""
+    """The redis-py client of the server of ``key`` (on a cluster: its slot's primary)."""
     if not _is_cluster(client):
         return client
     node = client.nodes_manager.get_node_from_slot(client.keyslot(key))
@@ -158,23 +116,36 @@ def _node_client(client: Any, host: str, port: int) -> Any:
 def _refresh(client: Any) -> None:
     """Re-read a cluster's slot map after a node failed (best effort: the retry tells)."""
     if _is_cluster(client):
-        # Every node unreachable: the next attempt reports it.
         with contextlib.suppress(Exception):
             client.nodes_manager.initialize()
 
 
-class RedisScript:
-    """A Lua script, called by SHA. ``script(client, keys, args)`` returns its reply."""
+class RedisScript(Generic[R]):
+    """A Lua script, called by SHA: ``script(client, keys, args)`` returns its reply, read
+    by ``reply`` when given."""
 
-    def __init__(self, source: str, *, server_id: bool = False) -> None:
+    @overload
+    def __init__(
+        self: RedisScript[Any], source: str, *, server_id: bool = False, reply: None = None
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: RedisScript[R], source: str, *, server_id: bool = False, reply: Callable[[Any], R]
+    ) -> None: ...
+
+    def __init__(
+        self, source: str, *, server_id: bool = False, reply: Callable[[Any], R] | None = None
+    ) -> None:
         self.source = source
         self.sha = hashlib.sha1(source.encode()).hexdigest()
         self.server_id = server_id
+        self.reply = reply
 
     def __repr__(self) -> str:
         return f"<RedisScript {self.sha[:12]}>"
 
-    def __call__(self, client: Any, keys: Sequence[Any], args: Sequence[Any] = ()) -> Any:
+    def __call__(self, client: Any, keys: Sequence[Any], args: Sequence[Any] = ()) -> R:
         import redis
 
         errors = redis.exceptions
@@ -193,7 +164,8 @@ class RedisScript:
                     connection.send_command("ASKING")
                     connection.read_response()
                 connection.send_command("EVALSHA", self.sha, len(keys), *keys, *args, *extra)
-                return connection.read_response()
+                reply = connection.read_response()
+                return reply if self.reply is None else self.reply(reply)
             except errors.NoScriptError:
                 if id(server) in loaded:  # loaded and gone at once: do not loop
                     raise RedisUnavailable(f"Redis keeps forgetting script {self.sha}.") from None
@@ -208,7 +180,6 @@ class RedisScript:
                     ) from None
                 moved = isinstance(exc, errors.MovedError)
                 if moved:
-                    # Slot map: the new owner from now on, for every call of this client.
                     client.nodes_manager.move_slot(exc)
                 server = _node_client(client, exc.host, int(exc.port))
                 asking = not moved
@@ -230,10 +201,8 @@ class RedisScript:
                 errors.ReadOnlyError,  # a demoted primary: its successor is elsewhere
                 errors.ClusterDownError,
             ) as exc:
-                # A connection made before a Redis restart breaks on its first use: one
-                # more try on a new one (behind a Sentinel, to the primary it names now;
-                # on a cluster, after re-reading the slot map). Running a script again
-                # that did run may cost a gap in what it counts, never a repeat.
+                # One more try on a new connection (a restart, a failover, a slot map
+                # changed): a script run twice may leave a gap, never a repeat.
                 if server is not None:
                     _drop(server)
                 failures += 1
@@ -241,3 +210,83 @@ class RedisScript:
                     raise RedisUnavailable(str(exc)) from exc
                 _refresh(client)
                 server, asking = None, False
+
+
+_UNAVAILABLE: tuple[type[BaseException], ...] = ()
+_REFUSED: tuple[type[BaseException], ...] = ()
+
+
+def _classes() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    global _UNAVAILABLE, _REFUSED
+    if not _UNAVAILABLE:
+        from redis import exceptions as e
+
+        _REFUSED = (e.ResponseError, e.DataError, e.InvalidResponse)
+        _UNAVAILABLE = (
+            RedisUnavailable,
+            e.ConnectionError,
+            e.TimeoutError,
+            e.ReadOnlyError,
+            e.ClusterError,  # ClusterDownError, MasterDownError (a replica without primary)
+            e.TryAgainError,
+            e.AskError,
+            e.OutOfMemoryError,
+            e.RedisClusterException,
+        )
+    return _UNAVAILABLE, _REFUSED
+
+
+class RedisCalls:
+    """A store's calls to our Redis, its scripts and plain commands: every redis-py error
+    becomes the family's exception here, and nowhere else."""
+
+    def __init__(self, errors: StoreErrors) -> None:
+        self.errors = errors
+        self._client: Any = None
+
+    @property
+    def client(self) -> Any:
+        client = self._client
+        if client is None:
+            try:
+                client = self._client = redis_client.get_client()
+            except RedisClientError as exc:
+                raise self.errors.refused(str(exc)) from None
+        return client
+
+    def describe(self) -> str:
+        return f"Redis ({redis_client.describe()})"
+
+    def run(self, script: RedisScript[R], keys: Sequence[str], args: Sequence[Any] = ()) -> R:
+        """``script``'s reply on ``keys``, as its ``reply`` reads it."""
+        try:
+            return script(self._client or self.client, keys, args)
+        except Exception as exc:
+            ours = self._ours(exc, keys[0] if keys else None)
+            if ours is None:
+                raise
+            raise ours from exc
+
+    def command(self, name: str, *args: Any, key: str | None = None, **kwargs: Any) -> Any:
+        """``client.<name>(*args, **kwargs)``; an iterator's items as a list (``scan_iter``)."""
+        try:
+            reply = getattr(self.client, name)(*args, **kwargs)
+            return list(reply) if isinstance(reply, Iterator) else reply
+        except Exception as exc:
+            ours = self._ours(exc, key)
+            if ours is None:
+                raise
+            raise ours from exc
+
+    def _ours(self, exc: BaseException, key: str | None = None) -> SnowidError | None:
+        """The family's exception for the redis-py error ``exc`` (None for anything else)."""
+        unavailable, refused = _classes()
+        errors = self.errors
+        if isinstance(exc, unavailable):
+            where = redis_client.describe()
+            return errors.unavailable(
+                errors.unreachable.format(where=where, error=str(exc).rstrip("."))
+            )
+        if isinstance(exc, refused):
+            return errors.refused(errors.bad_key.format(key=key, error=exc))
+        return None

@@ -1,15 +1,5 @@
-"""The one place our Redis features get their redis-py client from.
-
-By default it is django-redis's ``get_redis_connection(SNOWID_REDIS_ALIAS)``: a plain
-server, or a Sentinel-managed primary when that cache uses django-redis's
-``SentinelConnectionFactory`` (the client then asks the Sentinels for the primary on
-every new connection). ``SNOWID_REDIS_CLIENT_FACTORY`` names (dotted path) a callable
-that takes no argument and returns a redis-py client instead: a ``RedisCluster`` (which
-django-redis cannot make), or anything ``redis.Redis``-like. The client is made once per
-process and settings (a forked child makes its own) and kept until a setting changes.
-
-Nothing here imports ``redis`` or ``django_redis`` before a client is asked for.
-"""
+"""The one redis-py client of our Redis parts: django-redis's connection of
+``SNOWID_REDIS_ALIAS``, or what ``SNOWID_REDIS_CLIENT_FACTORY`` makes (docs/redis.rst)."""
 
 from __future__ import annotations
 
@@ -27,7 +17,6 @@ __all__ = ["describe", "factory", "get_client"]
 
 
 _lock = threading.Lock()
-# (pid, factory path, alias) -> client
 _clients: dict[tuple[int, str | None, str], Any] = {}
 
 
@@ -66,7 +55,7 @@ def get_client() -> Any:
     key = (os.getpid(), path if isinstance(path, str) else repr(path), alias)
     client = _clients.get(key)
     if client is None:
-        with _lock:  # one client per process and settings, even when threads race
+        with _lock:
             if key not in _clients:
                 _clients[key] = _make(alias)
             client = _clients[key]
