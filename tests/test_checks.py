@@ -98,3 +98,18 @@ def test_every_check_is_registered_by_the_app_config():
     ours = {check for feature in features for check, _tag in feature.CHECKS}
     ours |= {sequence_checks.check_sequences}
     assert ours <= set(registry.get_checks(include_deployment_checks=True))
+
+
+def test_a_checklist_lists_the_checks_its_decorator_marks():
+    from django.core.checks import Tags
+
+    from django_snowid.checks import checklist
+
+    checks_of_a_feature = checklist()
+
+    @checks_of_a_feature.register(Tags.database)
+    def check_something(app_configs=None, **kwargs):
+        return []
+
+    assert checks_of_a_feature == [(check_something, Tags.database)]
+    assert check_something() == []  # the function itself, unchanged

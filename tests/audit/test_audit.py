@@ -217,7 +217,7 @@ def test_values_outside_the_order_format_are_found():
 @pytest.mark.parametrize("model", [ShopOrder, DecimalOrder])
 def test_an_order_position_issued_twice_is_found(model):
     """Two numbers of one stream at one second and sequence, with different shards: what a
-    Redis restart inside that second leaves (trap 5). Binary and decimal packing."""
+    Redis restart inside that second leaves. Binary and decimal packing."""
     fmt = model._meta.get_field("number").format
     second = now_second(fmt) - 5
     first = model.objects.create(user_id=1, number=fmt.compose(second, 4, 1))

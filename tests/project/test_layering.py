@@ -136,7 +136,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "sequences.compat",
         "ids.database.reservation",
         "ids.database.install",
-        "generated",
+        "fieldbase",
     ),
     ("*.fields", "fields", "orders.queryset"),
     (

@@ -60,7 +60,7 @@ def test_database_store_is_gapless_in_a_transaction(settings):
 
 
 def test_redis_mark_outlives_the_callers_rollback(settings):
-    """The mark is committed on a connection of its own (trap 22)."""
+    """The mark is committed on a connection of its own."""
     settings.SNOWID_SEQUENCE_BACKEND = "redis"
     if connection.vendor == "sqlite":
         pytest.skip("SQLite has one writer: a second connection waits for the first")

@@ -1,4 +1,4 @@
-"""Database ids (issue 29): a PostgreSQL column default that issues ids of the field's
+"""Database ids: a PostgreSQL column default that issues ids of the field's
 layout from node values reserved for the database, beside Python's own inserts."""
 
 from __future__ import annotations

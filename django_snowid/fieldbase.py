@@ -1,20 +1,5 @@
-"""The one base of our fields whose value is made on INSERT: Snowflake ids, order numbers
-and values of named sequences.
-
-A field class puts :class:`GeneratedField` before its Django field class, names its
-``kind`` and says how a value is made (:meth:`GeneratedField.generate`). The base does
-the rest the same way for every family:
-
-- ``pre_save()`` as ``auto_now_add`` does it: on INSERT a value set by hand is kept, and
-  a missing one is made and written back on the instance;
-- ``deconstruct()`` writes only what differs from what the field defaults to
-  (``generated_defaults``: ``unique=True, editable=False`` unless a family says
-  otherwise), adds the family's own options, and names the public import path;
-- ``shard_from``: the attribute (e.g. ``"user_id"``) whose value a family puts in the
-  low bits of what it makes, read and refused here, checked here (E201; W201 where the
-  source's low bits are known not to be evenly spread, see :meth:`GeneratedField.values_end`);
-- ``contribute_to_class()`` registers the field in :mod:`django_snowid.inventory`.
-"""
+"""The base of our fields whose value an issuer makes on INSERT: ``pre_save``,
+``deconstruct``, ``shard_from`` (E201, W201), E031, and registration in the inventory."""
 
 from __future__ import annotations
 
@@ -31,7 +16,7 @@ from . import inventory
 from .checks import HINT
 from .exceptions import InvalidShardValue, LayoutError
 
-__all__ = ["GeneratedField"]
+__all__ = ["IssuedField"]
 
 #: What ``Field.deconstruct()`` leaves out when a keyword has this value.
 _DJANGO_DEFAULTS: Mapping[str, Any] = {"unique": False, "editable": True, "default": NOT_PROVIDED}
@@ -42,17 +27,13 @@ else:
     _Base = object
 
 
-class GeneratedField(_Base):
+class IssuedField(_Base):
     """The base (a mixin) of a field whose value is made on INSERT."""
 
-    #: What the inventory knows the field as.
     kind: ClassVar[inventory.Kind]
-    #: The options the field defaults to; ``deconstruct()`` writes only what differs.
     generated_defaults: ClassVar[Mapping[str, Any]] = {"unique": True, "editable": False}
-    #: The module migrations import the class from, when it is not where it is defined.
-    public_module: ClassVar[str | None] = None
-    #: The values that mean "none yet": an INSERT makes a new value in their place.
-    unset_values: ClassVar[tuple[Any, ...]] = (None,)
+    public_module: ClassVar[str | None] = None  # where migrations import the class from
+    unset_values: ClassVar[tuple[Any, ...]] = (None,)  # "none yet": an INSERT makes one
 
     shard_from: str | None
 
@@ -64,7 +45,6 @@ class GeneratedField(_Base):
             kwargs.setdefault(option, value)
         super().__init__(*args, **kwargs)
 
-    # ------------------------------------------------------------ values
     def generate(self, instance: models.Model) -> Any:
         """A new value for ``instance``, which is being inserted."""
         raise NotImplementedError
@@ -77,11 +57,8 @@ class GeneratedField(_Base):
         return value
 
     def shard_source(self, instance: models.Model) -> int:
-        """The non-negative integer ``shard_from`` names on ``instance`` (e.g. its user id).
-
-        Raises :class:`InvalidShardValue` for a missing attribute, ``None``, a negative
-        number or a non-integer: the value is refused before anything is issued or written.
-        """
+        """The non-negative integer ``shard_from`` names on ``instance``, or
+        :class:`InvalidShardValue` before anything is issued or written."""
         shard_from = self.shard_from
         try:
             value = getattr(instance, shard_from)  # type: ignore[arg-type]
@@ -104,7 +81,6 @@ class GeneratedField(_Base):
             )
         return value
 
-    # ------------------------------------------------------ model wiring
     def contribute_to_class(
         self, cls: type[models.Model], name: str, private_only: bool = False, **kwargs: Any
     ) -> None:
@@ -112,7 +88,6 @@ class GeneratedField(_Base):
         if not cls._meta.abstract:
             inventory.register(self, self.kind)
 
-    # -------------------------------------------------------- migrations
     def generated_options(self) -> dict[str, Any]:
         """The family's own keyword arguments, as ``deconstruct()`` writes them."""
         return {}
@@ -133,13 +108,11 @@ class GeneratedField(_Base):
         kwargs.update(self.generated_options())
         return name, path, args, kwargs
 
-    # ------------------------------------------------------------ checks
     def check(self, **kwargs: Any) -> list[checks.CheckMessage]:
         return [*super().check(**kwargs), *self.check_app_installed(), *self.check_options()]
 
     def check_app_installed(self) -> list[checks.CheckMessage]:
-        """E031, said once an app (by its first field of ours): ``django_snowid`` must be
-        installed. A field check, since the app's own checks run only when it is installed."""
+        """E031, said once an app (by its first field of ours)."""
         if apps.is_installed("django_snowid"):
             return []
         ours = inventory.fields(None, self.model._meta.app_label)
@@ -162,7 +135,7 @@ class GeneratedField(_Base):
         return self.check_shard_from()
 
     def error(self, msg: str, id_: str, *, hint: str = "") -> checks.Error:
-        """A check error of this field whose hint ends with the link to ``id_``'s entry."""
+        """A check error of this field, its hint ending with the link to ``id_``."""
         return checks.Error(msg, hint=f"{hint}{HINT.format(id=id_)}", obj=self, id=id_)
 
     def check_shard_from(self) -> list[checks.CheckMessage]:
@@ -183,13 +156,12 @@ class GeneratedField(_Base):
         ]
 
     def values_end(self) -> tuple[int, int, str] | None:
-        """How this family's values end, for W201: the width of their shard part, the
-        evenly spread bits just above it, and what to call them; ``None`` when unknown."""
+        """For W201: the width of the shard part, the evenly spread bits above it, and
+        what to call them; ``None`` when unknown."""
         return None
 
     def spread_of_values(self, seen: set[int]) -> tuple[int, str] | None:
-        """How many low bits of this field's values are evenly spread, and why; ``None``
-        when that is not known."""
+        """How many low bits of this field's values are evenly spread, and why."""
         label = inventory.field_label(self)
         try:
             end = self.values_end()
@@ -213,8 +185,7 @@ class GeneratedField(_Base):
         return width + above, label
 
     def check_shard_spread(self, needed: int) -> list[checks.CheckMessage]:
-        """W201: ``shard_from`` names values whose low bits we know to be uneven (ids of a
-        layout that does not spread them): most rows would share a few shards."""
+        """W201: ``shard_from`` names values whose low bits are known to be uneven."""
         if self.shard_from is None or not needed:
             return []
         try:
@@ -239,14 +210,13 @@ class GeneratedField(_Base):
 
 
 def _spread_of(field: Any, seen: set[int]) -> tuple[int, str] | None:
-    """How many low bits of ``field``'s values are evenly spread, and why, when we know it
-    (our fields, and foreign keys to them); ``None`` for any other column."""
+    """What ``spread_of_values`` says of ``field`` (ours, or a foreign key to ours)."""
     if id(field) in seen:
         return None
     seen.add(id(field))
     target = getattr(field, "target_field", None)
     if getattr(field, "remote_field", None) is not None and target is not None:
         return _spread_of(target, seen)  # a foreign key holds its target's values
-    if not isinstance(field, GeneratedField):
+    if not isinstance(field, IssuedField):
         return None
     return field.spread_of_values(seen)
