@@ -1,10 +1,5 @@
-"""The fields of this app in the installed models, as they registered themselves.
-
-Each field of ours calls :func:`register` when it is added to a concrete model
-(``contribute_to_class``). Services (recovery, leases, the decode page, the commands)
-ask this module for the fields they work on; they never import the field classes, so
-nothing below the fields depends on them.
-"""
+"""Our fields in the installed models, as they registered themselves: services ask here,
+never importing the field classes."""
 
 from __future__ import annotations
 
@@ -60,8 +55,7 @@ def register(field: models.Field, kind: Kind | str) -> None:
 
 
 def kind_of(field: object) -> Kind | None:
-    """What a registered field of ours makes; ``None`` for any other field. Lets the
-    admin and the decode page tell our fields apart without importing their classes."""
+    """What a registered field of ours makes; ``None`` for any other field."""
     entry = _registered.get(id(field))
     return entry[0] if entry is not None and entry[1] is field else None
 
@@ -131,8 +125,7 @@ def field_of(model: type[models.Model], kind: Kind) -> models.Field | None:
 
 
 def readable(model: type[models.Model] | None = None) -> list[models.Field]:
-    """The fields whose values people read (Snowflake ids, order numbers): ``model``'s, in
-    its order, or every installed one."""
+    """The fields whose values people read: ``model``'s, or every installed one."""
     if model is None:
         return fields(DECODABLE)
     return [f for f in model._meta.concrete_fields if kind_of(f) in DECODABLE]

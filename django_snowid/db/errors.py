@@ -7,12 +7,13 @@ from typing import Any, Final
 
 __all__ = ["is_contention", "is_lock_refusal", "is_missing_table"]
 
-#: SQLSTATEs of a serialization failure, a deadlock victim and a lock that was not granted.
+# SQLSTATEs: serialization failure, deadlock, lock not available; MariaDB: lock wait
+# timeout, deadlock; NOWAIT refused (MariaDB, MySQL 8); no such table.
 _CONTENTION_SQLSTATES: Final = frozenset({"40001", "40P01", "55P03"})
-#: MySQL/MariaDB: lock wait timeout, deadlock.
 _CONTENTION_ERRNOS: Final = frozenset({1205, 1213})
-_UNDEFINED_TABLE: Final = "42P01"  # PostgreSQL's SQLSTATE
-_NO_SUCH_TABLE: Final = 1146  # MariaDB/MySQL's ER_NO_SUCH_TABLE
+_NOWAIT_ERRNOS: Final = frozenset({1205, 3572})
+_UNDEFINED_TABLE: Final = "42P01"
+_NO_SUCH_TABLE: Final = 1146
 
 
 def is_contention(exc: BaseException) -> bool:
@@ -32,10 +33,9 @@ def is_lock_refusal(connection: Any, exc: BaseException) -> bool:
     """A lock asked for with NOWAIT (SQLite: a write with no busy timeout) was refused."""
     cause = exc.__cause__
     if connection.vendor == "postgresql":
-        return getattr(cause, "sqlstate", None) == "55P03"  # lock_not_available
+        return getattr(cause, "sqlstate", None) == "55P03"
     if connection.vendor == "mysql":
-        # MariaDB: ER_LOCK_WAIT_TIMEOUT (1205) for NOWAIT; MySQL 8: ER_LOCK_NOWAIT (3572).
-        return bool(exc.args) and exc.args[0] in (1205, 3572)
+        return bool(exc.args) and exc.args[0] in _NOWAIT_ERRNOS
     return "locked" in str(exc)  # SQLite: "database is locked"
 
 

@@ -16,21 +16,22 @@ __all__ = ["Family", "FamilyChecks", "Needs", "Store", "StoreErrors"]
 
 @dataclass(frozen=True)
 class Needs:
-    redis: bool = False  # a Redis client (SNOWID_REDIS_ALIAS or the factory)
-    tables: tuple[str, ...] = ()  # models whose tables must exist: "django_snowid.WorkerLease"
+    redis: bool = False
+    tables: tuple[str, ...] = ()  # model labels: "django_snowid.WorkerLease"
     one_host: bool = False  # unique on one host only (lock files)
 
 
 @dataclass(frozen=True)
 class StoreErrors:
-    """A family's exceptions and wording: ``unreachable`` takes ``{where}`` and ``{error}``,
-    ``bad_key`` ``{key}`` and ``{error}``."""
+    """``unavailable``: down, timed out, read-only, moving; ``refused``: an unusable answer
+    or client; ``invalid``: a setting naming no store (default ``refused``). ``unreachable``
+    takes ``{where}`` and ``{error}``, ``bad_key`` ``{key}`` and ``{error}``."""
 
-    unavailable: type[SnowidError]  # down, timed out, read-only, cluster down or moving
-    refused: type[SnowidError]  # an unusable answer: a key of another type, a bad client
+    unavailable: type[SnowidError]
+    refused: type[SnowidError]
     unreachable: str
     bad_key: str
-    invalid: type[SnowidError] | None = None  # a setting naming no store (default: refused)
+    invalid: type[SnowidError] | None = None
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class Family:
     """The stores ``setting`` chooses from: each choice names (dotted path) a callable
     without arguments that builds the store from the settings, imported on first use."""
 
-    label: str  # "order-number store"
+    label: str
     setting: Setting[Any]
     choices: Mapping[str, str]
     errors: StoreErrors
@@ -81,7 +82,7 @@ class Family:
 
 
 def _imported(path: str) -> Any:
-    """What ``path`` names: a module's attribute, or an attribute of one (a classmethod)."""
+    """What ``path`` names: a module's attribute, or an attribute of one."""
     parts = path.split(".")
     for end in range(len(parts) - 1, 0, -1):
         module = ".".join(parts[:end])
@@ -99,7 +100,7 @@ def _imported(path: str) -> Any:
 
 @runtime_checkable
 class Store(Protocol):
-    name: str  # the setting's value: messages and metric labels
+    name: str  # the setting's value (messages, metric labels)
     needs: Needs
 
     def describe(self) -> str:

@@ -28,7 +28,7 @@ class StoreRegistry:
         key = (family.label, choice, family.scope())
         store = self._stores.get(key)
         if store is None:
-            with self._lock:  # one store per key, even when threads race
+            with self._lock:
                 store = self._stores.get(key)
                 if store is None:
                     store = self._stores[key] = family.factory(choice)()

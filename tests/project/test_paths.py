@@ -15,6 +15,15 @@ from django_snowid.core.layout import Layout
 from tests.testapp.models import Product, ShopOrder
 
 
+def profiled(call: Callable[[], Any], profile: Callable[[Any, str, Any], None]) -> None:
+    """``call()`` with ``profile`` told of every call and return (``sys.setprofile``)."""
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+
+
 def modules_run(call: Callable[[], Any]) -> set[str]:
     """The modules of ``django_snowid`` whose Python code runs during ``call()``."""
     seen: set[str] = set()
@@ -25,11 +34,7 @@ def modules_run(call: Callable[[], Any]) -> set[str]:
             if name == "django_snowid" or name.startswith("django_snowid."):
                 seen.add(name)
 
-    sys.setprofile(profile)
-    try:
-        call()
-    finally:
-        sys.setprofile(None)
+    profiled(call, profile)
     return seen
 
 
@@ -82,11 +87,7 @@ def layout_handoffs(
             if where not in seen:
                 seen.append(where)
 
-    sys.setprofile(profile)
-    try:
-        call()
-    finally:
-        sys.setprofile(None)
+    profiled(call, profile)
     return seen
 
 

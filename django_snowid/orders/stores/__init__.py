@@ -1,14 +1,5 @@
-"""Where a stream's state lives: Redis (:mod:`.redis`) or a table (:mod:`.database`).
-
-Both stores run :func:`django_snowid.core.order_stream.reserve` atomically and answer with its
-outcomes, or :data:`MISSING` when they hold no state for the stream that they can trust
-(a new stream, a Redis that restarted or was flushed, or a state another Redis server
-wrote, such as a replica promoted by a failover): the caller must then recover the state
-from the database before anything is issued.
-
-The Redis store is imported when it is first used: a project on the database store
-never imports ``redis``.
-"""
+"""Where a stream's state lives: Redis or a table (the ``ORDERS`` family); a store answers
+with ``core.order_stream``'s outcomes, or ``MISSING``: recover the stream first."""
 
 from __future__ import annotations
 

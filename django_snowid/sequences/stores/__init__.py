@@ -1,10 +1,5 @@
-"""Where named sequences live: the database alone (:mod:`.database`), or Redis under a
-database mark (:mod:`.redis`). :func:`get_store` gives the store of
-``SNOWID_SEQUENCE_BACKEND``, one per process and settings.
-
-The Redis store is imported when it is first used: a project whose sequences live in the
-database never imports ``redis``.
-"""
+"""Where named sequences live: the database alone, or Redis under a database mark (the
+``SEQUENCES`` family)."""
 
 from __future__ import annotations
 
