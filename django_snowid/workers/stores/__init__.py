@@ -18,7 +18,10 @@ __all__ = ["LEASES", "get_lease_store"]
 
 def _lease_database() -> Hashable:
     # A test runner renames the database (test_<NAME>) without a settings signal.
-    alias = router.db_for_write(apps.get_model("django_snowid", "WorkerLease"))
+    try:
+        alias = router.db_for_write(apps.get_model("django_snowid", "WorkerLease"))
+    except LookupError:  # the app is not installed (E031): no lease table anywhere
+        return None
     return alias, connections[alias].vendor, str(connections[alias].settings_dict["NAME"])
 
 
