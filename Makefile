@@ -72,9 +72,9 @@ test-mariadb: $(BIN)/.installed
 
 # The order-number tests again at stricter isolation levels: MariaDB at REPEATABLE READ
 # (its server default), PostgreSQL at SERIALIZABLE. The quick ones only, to keep CI short.
-ORDER_TESTS := tests/test_order_numbers.py tests/test_order_databases.py \
-               tests/test_order_concurrency.py tests/test_recover_command.py \
-               tests/test_order_statement.py
+ORDER_TESTS := tests/orders/test_order_numbers.py tests/orders/test_order_databases.py \
+               tests/orders/test_order_concurrency.py tests/management/test_recover_command.py \
+               tests/orders/stores/test_database.py
 test-isolation: $(BIN)/.installed
 	@echo "=== MariaDB, REPEATABLE READ; PostgreSQL, SERIALIZABLE: order-number tests"
 	SNOWID_TEST_DB=mariadb SNOWID_TEST_ISOLATION="repeatable read" \

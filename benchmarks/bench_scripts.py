@@ -5,7 +5,7 @@
 Starts a redis-server of its own on a free loopback port (stopped by pid at the end) and
 times, interleaved in chunks so that the machine's drift hits them alike:
 
-- ``RedisScript`` (``django_snowid.redis.scripts``): EVALSHA on this thread's own
+- ``RedisScript`` (``django_snowid.stores.redis_scripts``): EVALSHA on this thread's own
   connection, and the same with ``server_id=True`` (the ``run_id`` of the server passed as
   the last argument, read once per connection: what our stores run);
 - redis-py's ``client.register_script(source)`` ``Script``: EVALSHA through the client's
@@ -47,7 +47,7 @@ def main() -> None:
 
     import redis
 
-    from django_snowid.redis.scripts import RedisScript
+    from django_snowid.stores.redis_scripts import RedisScript
 
     with OwnRedis() as server:
         client = redis.Redis(host="127.0.0.1", port=server.port)

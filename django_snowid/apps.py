@@ -38,7 +38,7 @@ class SnowidConfig(AppConfig):
         ):
             checks.register(feature.CHECKS)
         # Database ids: our SQL functions exist before any app's migration can create a
-        # column default that calls one (trap 33), on every database and the test runner's.
+        # column default that calls one, on every database and the test runner's.
         pre_migrate.connect(
             database_ids_install.pre_migrate, sender=self, dispatch_uid="snowid-database-ids-pre"
         )

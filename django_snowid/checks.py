@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning
@@ -22,7 +22,7 @@ from .conf import conf
 from .core.layout import Layout, parse_epoch
 from .exceptions import LayoutError, RedisClientError
 from .layouts import build_layout, layout_names
-from .redis.client import factory
+from .stores.redis_client import factory
 
 __all__ = [
     "CHECKS",
@@ -30,6 +30,8 @@ __all__ = [
     "DOCS_CHECKS_URL",
     "HINT",
     "Check",
+    "Checklist",
+    "checklist",
     "configured_layouts",
     "error",
     "is_number",
@@ -40,6 +42,25 @@ __all__ = [
 
 #: A check function and its tag.
 Check = tuple[Callable[..., list[CheckMessage]], str]
+F = TypeVar("F", bound=Callable[..., list[CheckMessage]])
+
+
+class Checklist(list[Check]):
+    """A feature's checks with their tags; ``AppConfig.ready()`` registers them."""
+
+    def register(self, tag: str) -> Callable[[F], F]:
+        """``@CHECKS.register(Tags.compatibility)`` above a check function lists it."""
+
+        def add(check: F) -> F:
+            self.append((check, tag))
+            return check
+
+        return add
+
+
+def checklist() -> Checklist:
+    return Checklist()
+
 
 #: Every check id of the app, and what it means: the docs' checks page is generated from
 #: this table (docs/_ext/snowid_reference.py), and a test fails when an id used in the code

@@ -251,7 +251,7 @@ class SnowidSettings:
         "the largest planned raise (a block asked for is always covered)",
     )
 
-    # ------------------------------------------------ database ids (issue 29)
+    # -------------------------------------------------------- database ids
     DATABASE_NODES: Setting[int] = Setting(4, "top node values databases issue ids from")
 
     # ------------------------------------------- operations: health and metrics

@@ -112,7 +112,7 @@ class OrderTransactionConflict(OrderNumberError):
 class RedisUnavailable(SnowidError):
     """Redis is unreachable (refused, timed out, the connection broke twice in a row, or a
     cluster kept redirecting or reported itself down). The message says why; the stores
-    raise an error of theirs that names our Redis (``redis.client.describe()``) with it."""
+    raise an error of theirs that names our Redis (``stores.redis_client.describe()``) with it."""
 
 
 class RedisClientError(SnowidError):

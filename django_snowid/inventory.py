@@ -1,14 +1,11 @@
-"""The fields of this app in the installed models, as they registered themselves.
-
-Each field of ours calls :func:`register` when it is added to a concrete model
-(``contribute_to_class``). Services (recovery, leases, the decode page, the commands)
-ask this module for the fields they work on; they never import the field classes, so
-nothing below the fields depends on them.
-"""
+"""Our fields in the installed models, as they registered themselves: services ask here,
+never importing the field classes."""
 
 from __future__ import annotations
 
-from typing import Literal, Protocol, cast
+from collections.abc import Iterable
+from enum import StrEnum
+from typing import Protocol, cast
 
 from django.apps import apps
 from django.db import models
@@ -20,32 +17,45 @@ from .exceptions import SnowidError
 
 __all__ = [
     "DECODABLE",
+    "ORDER",
+    "SEQUENCE",
+    "SNOWFLAKE",
     "Kind",
     "check_labels",
     "column_max",
     "field_label",
+    "field_of",
     "fields",
     "get_field",
     "kind_of",
+    "newest",
     "order_fields",
+    "readable",
     "register",
     "rows_holding",
 ]
 
-#: What a field makes: Snowflake ids, order numbers, or values of a named sequence.
-Kind = Literal["snowflake", "order", "sequence"]
+
+class Kind(StrEnum):
+    """What a field makes. Equal to its name while callers still pass strings."""
+
+    SNOWFLAKE = "snowflake"
+    ORDER = "order"
+    SEQUENCE = "sequence"
+
+
+SNOWFLAKE, ORDER, SEQUENCE = Kind.SNOWFLAKE, Kind.ORDER, Kind.SEQUENCE
 
 _registered: dict[int, tuple[Kind, models.Field]] = {}
 
 
-def register(field: models.Field, kind: Kind) -> None:
+def register(field: models.Field, kind: Kind | str) -> None:
     """Called by a field of ours from ``contribute_to_class`` on a concrete model."""
-    _registered[id(field)] = (kind, field)
+    _registered[id(field)] = (Kind(kind), field)
 
 
 def kind_of(field: object) -> Kind | None:
-    """What a registered field of ours makes; ``None`` for any other field. Lets the
-    admin and the decode page tell our fields apart without importing their classes."""
+    """What a registered field of ours makes; ``None`` for any other field."""
     entry = _registered.get(id(field))
     return entry[0] if entry is not None and entry[1] is field else None
 
@@ -65,10 +75,12 @@ def field_label(field: models.Field) -> str:
 
 
 #: The fields whose values ``decode()`` reads.
-DECODABLE: tuple[Kind, ...] = ("snowflake", "order")
+DECODABLE: tuple[Kind, ...] = (SNOWFLAKE, ORDER)
 
 
-def fields(kinds: Kind | tuple[Kind, ...] | None = None, *labels: str) -> list[models.Field]:
+def fields(
+    kinds: Kind | str | tuple[Kind | str, ...] | None = None, *labels: str
+) -> list[models.Field]:
     """The registered fields of installed models, optionally of some kinds and limited to
     app or model labels (``shop`` or ``shop.Order``; a model's name in any case, as
     Django reads it), in a stable order."""
@@ -102,7 +114,27 @@ class OrderField(Protocol):
 
 def order_fields(*labels: str) -> list[OrderField]:
     """The order-number fields of installed models (see :func:`fields`)."""
-    return cast("list[OrderField]", fields("order", *labels))
+    return cast("list[OrderField]", fields(ORDER, *labels))
+
+
+def field_of(model: type[models.Model], kind: Kind) -> models.Field | None:
+    """``model``'s field of ``kind``: its primary key if it is one, else the first."""
+    if kind_of(model._meta.pk) is kind:
+        return model._meta.pk
+    return next((f for f in model._meta.concrete_fields if kind_of(f) is kind), None)
+
+
+def readable(model: type[models.Model] | None = None) -> list[models.Field]:
+    """The fields whose values people read: ``model``'s, or every installed one."""
+    if model is None:
+        return fields(DECODABLE)
+    return [f for f in model._meta.concrete_fields if kind_of(f) in DECODABLE]
+
+
+def newest(of: Iterable[models.Field], using: str | None = None) -> int | None:
+    """The largest value in the columns of ``of``: one index lookup a column."""
+    values = [v for f in of if (v := column_max(f, using=using)) is not None]
+    return max(values, default=None)
 
 
 def check_labels(labels: list[str]) -> None:

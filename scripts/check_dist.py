@@ -71,7 +71,7 @@ def check_sdist(sdist: Path, version: str) -> list[str]:
         "LICENSE",
         "docs/conf.py",
         "docs/index.rst",
-        "tests/test_docs_examples.py",
+        "tests/project/test_docs_examples.py",
         "django_snowid/py.typed",
     ):
         if must not in names:

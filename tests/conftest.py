@@ -214,3 +214,25 @@ def backend(request):
 
     with override_settings(SNOWID_ORDER_BACKEND=request.param):
         yield request.param
+
+
+@pytest.fixture
+def database_orders(settings):
+    """Order numbers kept in the database (no Redis needed)."""
+    settings.SNOWID_ORDER_BACKEND = "database"
+
+
+@pytest.fixture(params=[pytest.param("redis", marks=pytest.mark.redis), "database"])
+def seq_backend(request, settings):
+    """Runs a named-sequence test once on each store."""
+    settings.SNOWID_SEQUENCE_BACKEND = request.param
+    return request.param
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    """A Redis Cluster of the test's own (``tests.redis_topologies.Cluster``)."""
+    from tests.redis_topologies import Cluster
+
+    with Cluster(str(tmp_path)) as topology:
+        yield topology

@@ -1,5 +1,5 @@
 """A project with Snowflake primary keys only (the default database lease) and the admin
-(whose autodiscovery imports our admin module): what ``tests/test_imports.py`` starts in
+(whose autodiscovery imports our admin module): what ``tests/project/test_imports.py`` starts in
 a process of its own."""
 
 SECRET_KEY = "minimal"

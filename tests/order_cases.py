@@ -1,6 +1,6 @@
 """Reservation cases for the property tests that hold a store against the pure core
-(``test_order_scripts.py``: the Redis Lua; ``test_order_statement.py``: the database
-statement): a clock, a zone offset, a stored state and what is asked of it."""
+(``orders/stores/test_redis.py``: the Redis Lua; ``orders/stores/test_database.py``: the
+database statement): a clock, a zone offset, a stored state and what is asked of it."""
 
 from __future__ import annotations
 

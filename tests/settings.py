@@ -143,7 +143,7 @@ SNOWID_LAYOUTS = {
 }
 SNOWID_WORKER_ID = 3
 if BACKEND == "postgresql":
-    # Database ids (issue 29): a layout of its own (its pool holds no other test's leases).
+    # Database ids: a layout of its own (its pool holds no other test's leases).
     SNOWID_LAYOUTS["dbids"] = {"time_bits": 41, "node": {"worker": 8}, "sequence_bits": 14}
     INSTALLED_APPS.append("tests.dbidsapp")
 # A shuffled alphabet of this project's own: public ids (django_snowid.ids.publicids).

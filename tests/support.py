@@ -5,12 +5,18 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from django_snowid.core.layout import DEFAULT_EPOCH
+
+#: The checkout: the package, docs/, benchmarks/, example_project/.
+ROOT = Path(__file__).resolve().parent.parent
 
 EPOCH_NS = int(DEFAULT_EPOCH.timestamp()) * 1_000_000_000
 MS = 1_000_000
@@ -76,9 +82,10 @@ class ThrowawayRedis:
     It keeps nothing on disk, so a restart loses every key (like a crash without AOF).
     """
 
-    def __init__(self, workdir: str) -> None:
+    def __init__(self, workdir: str, *options: str) -> None:
         self.port = free_port()
         self.workdir = workdir
+        self.options = options  # more redis-server options: "--replicaof", "127.0.0.1", ...
         self.process: Any = None
 
     @property
@@ -95,7 +102,7 @@ class ThrowawayRedis:
         import time
 
         self.process = subprocess.Popen(
-            redis_server_command(self.port, self.workdir),
+            redis_server_command(self.port, self.workdir, *self.options),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -135,18 +142,21 @@ def redis_caches(url: str) -> dict[str, Any]:
     }
 
 
+def check_ids(**settings: Any) -> list[str]:
+    """The ids of our system-check messages under ``settings``."""
+    from django.core import checks
+    from django.test import override_settings
+
+    with override_settings(**settings):
+        return [m.id for m in checks.run_checks() if m.id and m.id.startswith("django_snowid")]
+
+
 def manage_in_subprocess(*args: str) -> Any:
     """``python -m django *args`` on the test settings in a process of its own: what a
     person at a shell sees (exit status, stderr), tracebacks included."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
     from django.db import connection
 
-    root = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONPATH": str(root)}
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONPATH": str(ROOT)}
     if connection.vendor != "sqlite":
         # The test database (the one that exists now): Django 6's MySQL checks connect.
         env["SNOWID_TEST_DB_NAME"] = str(connection.settings_dict["NAME"])
@@ -155,7 +165,7 @@ def manage_in_subprocess(*args: str) -> Any:
         capture_output=True,
         text=True,
         env=env,
-        cwd=root,
+        cwd=ROOT,
         timeout=60,
     )
 
@@ -188,7 +198,7 @@ def set_order_state(stream: str, position: tuple[int, int]) -> None:
     store = get_store()
     second, sequence = position
     if store.name == "redis":
-        from django_snowid.redis.scripts import server_id
+        from django_snowid.stores.redis_scripts import server_id
 
         key = store.key(stream)  # type: ignore[attr-defined]
         client = store.client()  # type: ignore[attr-defined]
@@ -203,6 +213,19 @@ def set_order_state(stream: str, position: tuple[int, int]) -> None:
         OrderStreamState.objects.update_or_create(
             name=stream, defaults={"second": second, "sequence": sequence}
         )
+
+
+def forget(stream: str) -> None:
+    """Drop a stream's state from the current order store (as a flushed Redis would)."""
+    from django_snowid.orders.stores import get_store
+
+    store = get_store()
+    if store.name == "redis":
+        store.client().delete(store.key(stream))  # type: ignore[attr-defined]
+    else:
+        from django_snowid.models import OrderStreamState
+
+        OrderStreamState.objects.filter(name=stream).delete()
 
 
 class Children:
@@ -288,4 +311,29 @@ def page_permissions(*codenames: str) -> Any:
 
     return Permission.objects.filter(
         content_type__app_label="django_snowid", codename__in=codenames
+    )
+
+
+#: The example shop (``example_project/``).
+PROJECT = ROOT / "example_project"
+
+
+def manage(*args: str, db: Path, redis_url: str = "") -> subprocess.CompletedProcess[str]:
+    """``manage.py`` of the example shop, on the SQLite file ``db`` (Redis: ``redis_url``)."""
+    env = {
+        **os.environ,
+        "SHOP_DB_PATH": str(db),
+        "PYTHONPATH": str(PROJECT.parent),
+        "DJANGO_SETTINGS_MODULE": "shop_site.settings",
+    }
+    env.pop("SHOP_REDIS_URL", None)
+    if redis_url:
+        env["SHOP_REDIS_URL"] = redis_url
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=PROJECT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )

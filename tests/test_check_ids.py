@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import re
 import sys
-from pathlib import Path
 
 from django.core import checks
 from django.test import override_settings
 
 from django_snowid.checks import CHECK_IDS, HINT, check_url, error, warning
+from tests.support import ROOT
 
-PACKAGE = Path(__file__).resolve().parent.parent / "django_snowid"
+PACKAGE = ROOT / "django_snowid"
 sys.path.insert(0, str(PACKAGE.parent / "docs" / "_ext"))
 import snowid_reference  # noqa: E402  (docs/_ext is no package)
 

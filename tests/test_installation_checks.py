@@ -19,8 +19,7 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
 from django_snowid.checks import CHECK_IDS
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support import ROOT
 
 SNOWFLAKE_MODELS = """
 from django.db import models

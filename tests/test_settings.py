@@ -4,13 +4,13 @@ settings page, generated from the table, lists every setting with its type and d
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import pytest
 
 from django_snowid.conf import SnowidSettings, conf
+from tests.support import ROOT
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "docs" / "_ext"))
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 import snowid_reference
 
 

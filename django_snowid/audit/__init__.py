@@ -36,7 +36,7 @@ def run_audit(
     report = AuditReport(samples=samples)
     for audit, kind in ((audit_snowflakes, "snowflake"), (audit_orders, "order")):
         audit(
-            inventory.fields(kind, *labels),  # type: ignore[arg-type]
+            inventory.fields(kind, *labels),
             report,
             now=now,
             tolerance=tolerance,

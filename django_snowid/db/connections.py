@@ -1,6 +1,6 @@
 """Connections of our own, outside the caller's transaction.
 
-Trap 22: state written in the caller's transaction is rolled back with it. What must
+State written in the caller's transaction is rolled back with it. What must
 outlive the request (a worker-id lease, a sequence's mark published to Redis) is written
 on a connection of its own, in autocommit:
 

@@ -1,6 +1,6 @@
 """Every name of Django's that is not its public, documented API and that we depend on,
 each in one small function saying why; the rest of the package goes through them.
-``tests/test_private_api.py`` holds each one to what we expect of it, so a Django
+``tests/db/test_private_api.py`` holds each one to what we expect of it, so a Django
 release that changes one fails there, loudly, before it fails anywhere else.
 
 Calls (the functions below):

@@ -1,8 +1,6 @@
 """Our tables when they are missing: a store refuses, naming ``migrate``, and never falls
 back to anything private to one process.
 
-- :func:`is_missing_table` tells a missing table from an unreachable database by the
-  error the database raised (no query: the caller's transaction may be aborted);
 - :func:`missing_message` is what a store and a check say then;
 - :func:`missing_tables` lists the tables of some models absent from a database (checks);
 - :func:`inside_migrate`: Django's ``migrate`` runs the database checks itself before it
@@ -23,24 +21,9 @@ from django.db.migrations.operations import CreateModel
 __all__ = [
     "CreateModelIfMissing",
     "inside_migrate",
-    "is_missing_table",
     "missing_message",
     "missing_tables",
 ]
-
-_UNDEFINED_TABLE = "42P01"  # PostgreSQL's SQLSTATE
-_NO_SUCH_TABLE = 1146  # MariaDB/MySQL's ER_NO_SUCH_TABLE
-
-
-def is_missing_table(exc: BaseException) -> bool:
-    """Whether the database raised ``exc`` because a table does not exist."""
-    cause = exc.__cause__ or exc
-    if (getattr(cause, "sqlstate", None) or getattr(cause, "pgcode", None)) == _UNDEFINED_TABLE:
-        return True
-    args = getattr(cause, "args", ())
-    if args and args[0] == _NO_SUCH_TABLE:
-        return True
-    return "no such table" in str(exc)  # SQLite
 
 
 def missing_message(table: str, alias: str, consequence: str) -> str:

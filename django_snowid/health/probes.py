@@ -28,12 +28,11 @@ from django.db import DatabaseError, router
 from .. import inventory
 from ..checks import configured_layouts
 from ..conf import conf
-from ..db.tables import is_missing_table, missing_message
 from ..layouts import DEFAULT
-from ..redis import client as redisclient
-from ..workers.lease import database_tick_bound, lease_problems
+from ..stores import redis_client as redisclient
+from ..workers.lease import database_tick_bound
 from ..workers.sources import LEASE_SOURCES
-from ..workers.stores import get_lease_store
+from ..workers.status import lease_findings
 
 __all__ = [
     "Finding",
@@ -90,24 +89,7 @@ def parts_in_use() -> list[str]:
 
 def worker_leases(now: float | None = None) -> list[Finding]:
     """This process's leases (lost, expired, renewals overdue), and the lease store."""
-    findings = [Finding(fatal, message) for fatal, message in lease_problems(now)]
-    source = conf.WORKER_ID_SOURCE
-    if source in LEASE_SOURCES:
-        try:
-            get_lease_store(source).leases()
-        except Exception as exc:
-            if is_missing_table(exc.__cause__ or exc):  # says: run manage.py migrate
-                return [*findings, Finding(True, str(exc))]
-            findings.append(
-                Finding(
-                    True,
-                    f"The {source!r} worker-id lease store is unreachable ({exc}): processes "
-                    "without a lease cannot issue ids, and holders lose theirs within "
-                    f"SNOWID_WORKER_LEASE_TTL_S={conf.WORKER_LEASE_TTL_S:g} s. Bring it back "
-                    "(see SNOWID_WORKER_ID_SOURCE).",
-                )
-            )
-    return findings
+    return [Finding(*found) for found in lease_findings(now)]
 
 
 def redis_reachable() -> list[Finding]:
@@ -201,95 +183,12 @@ def time_bits(clock: Callable[[], float] = time.time) -> list[Finding]:
 
 
 def order_store_reachable() -> list[Finding]:
-    from ..orders.stores import get_store
+    from ..orders.status import store_findings
 
-    streams = sorted({field.stream for field in inventory.order_fields()})
-    try:
-        store = get_store()
-        for stream in streams:
-            store.read(stream)
-    except Exception as exc:
-        return [
-            Finding(
-                True,
-                f"The order-number store (SNOWID_ORDER_BACKEND={conf.ORDER_BACKEND!r}) is "
-                f"unreachable ({exc}): no order number of {', '.join(map(repr, streams))} "
-                "can be issued. Bring it back; the streams recover from the database by "
-                "themselves (manage.py snowid_recover does it at once).",
-            )
-        ]
-    return []
+    return [Finding(*found) for found in store_findings()]
 
 
 def sequence_store_reachable() -> list[Finding]:
-    from ..core.sequence_plan import needs_raise
-    from ..sequences.from_django_sequences import changes_since_import
-    from ..sequences.models import SequenceMark
-    from ..sequences.status import sequence_rows
-    from ..sequences.stores import get_store
-    from ..sequences.stores.database import read_marks
+    from ..sequences.status import store_findings
 
-    alias = router.db_for_write(SequenceMark)
-    try:
-        read_marks()  # the database of the marks answers
-    except Exception as exc:
-        if is_missing_table(exc):
-            table = SequenceMark._meta.db_table
-            return [Finding(True, missing_message(table, alias, "no sequence value is issued"))]
-        return [
-            Finding(
-                True,
-                f"The database of the sequence marks is unreachable ({exc}): no sequence "
-                "value can be issued (nor a Redis sequence's mark raised). Bring it back.",
-            )
-        ]
-    findings = [
-        Finding(
-            True,
-            f"django-sequences' table {table} changed after its import: old code is still "
-            f"drawing from django-sequences, and issues values that ours issue too. {what}. "
-            "Stop it, then run `manage.py snowid_sequences --import-django-sequences` again.",
-        )
-        for table, what in changes_since_import(alias)
-    ]
-    store = get_store()
-    if not store.raises_ahead:
-        return findings  # the database store issues the mark itself: it cannot lag
-    try:
-        rows = sequence_rows()
-        if not rows:
-            store.state("health")  # still ask the server: one read
-    except Exception as exc:
-        return [
-            *findings,
-            Finding(
-                True,
-                f"The sequence store (SNOWID_SEQUENCE_BACKEND={conf.SEQUENCE_BACKEND!r}) "
-                f"is unreachable ({exc}): no sequence value can be issued. Bring it back; "
-                "sequences resume above their database marks by themselves.",
-            ),
-        ]
-    # At the sustained (five-minute) rate: one busy second marks a sequence low for the
-    # raising (``row["low"]``), which is no reason to wake an operator.
-    low = [
-        row
-        for row in rows
-        if row["headroom"] is not None and needs_raise(row["headroom"], row["rate_5min"])
-    ]
-    if not low:
-        return findings
-    named = ", ".join(
-        f"{row['stored']!r} ({row['headroom']} values left at {row['rate_5min']}/s over 5 min, "
-        f"{row['rate_last_s']} in the last second)"
-        for row in low[:5]
-    )
-    return [
-        *findings,
-        Finding(
-            False,
-            f"The database mark of {len(low)} sequence(s) lags their rate: {named}. Callers "
-            "raise it themselves, one database write in their request each time. Raise a "
-            "declaration's max_step, run `manage.py snowid_sequences --serve`, or raise it "
-            "ahead of a known peak with `manage.py snowid_sequences --raise NAME --by N`.",
-        ),
-    ]
+    return [Finding(*found) for found in store_findings()]

@@ -15,7 +15,8 @@ from django.db import models
 
 from ..core.layout import DecodedId, Layout
 from ..exceptions import LayoutError
-from ..generated import GeneratedField
+from ..fieldbase import IssuedField
+from ..inventory import SNOWFLAKE
 from ..layouts import get_layout, layout_names
 from .database.default import SnowflakeDefault
 from .database.geometry import Geometry
@@ -30,14 +31,14 @@ def _assigned_on_save() -> None:
     return None
 
 
-class _SnowflakeMixin(GeneratedField):
+class _SnowflakeMixin(IssuedField):
     """What both fields share: an optional layout name and access to its generator.
 
     ``shard_from`` names an attribute (e.g. ``"user_id"``) whose low bits fill the
     layout's shard part, so that ``id % 2**shard_bits == user_id % 2**shard_bits``.
     """
 
-    kind = "snowflake"
+    kind = SNOWFLAKE
     public_module = "django_snowid.fields"
 
     # Our values are known before the INSERT, also with a database default: no RETURNING.

@@ -11,7 +11,8 @@ from django.db import models
 from ..conf import conf, on_settings_changed
 from ..core.order_format import DecodedOrderNumber, OrderNumberFormat, zone_has_dst
 from ..exceptions import LayoutError
-from ..generated import GeneratedField
+from ..fieldbase import IssuedField
+from ..inventory import ORDER
 from .formats import build_format
 from .issuer import StreamIssuer, fields_of_stream, get_issuer
 from .retry import install_insert_retry
@@ -19,7 +20,7 @@ from .retry import install_insert_retry
 __all__ = ["OrderNumberField"]
 
 
-class OrderNumberField(GeneratedField, models.BigIntegerField):
+class OrderNumberField(IssuedField, models.BigIntegerField):
     """``yyMMddHHmmss`` + a per-second sequence + the low bits of a user id.
 
     ``shard_from`` names the attribute (e.g. ``"user_id"``) whose value's low bits (or
@@ -30,7 +31,7 @@ class OrderNumberField(GeneratedField, models.BigIntegerField):
     """
 
     description = "Order number (yyMMddHHmmss + sequence + shard)"
-    kind = "order"
+    kind = ORDER
     public_module = "django_snowid.fields"
 
     def __init__(

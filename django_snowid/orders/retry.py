@@ -39,10 +39,10 @@ from typing import Any, Protocol
 from django.db import IntegrityError, OperationalError, connections, models, transaction
 
 from ..conf import conf
+from ..db.errors import is_contention
 from ..db.private import unique_constraints, wrap_insert
 from ..exceptions import OrderTransactionConflict
 from .issuer import StreamIssuer
-from .stores.database import is_contention
 
 __all__ = [
     "OrderField",

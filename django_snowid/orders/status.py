@@ -8,11 +8,13 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, Final
 
+from .. import inventory
+from ..conf import conf
 from .issuer import fields_of_stream
 from .recovery import database_position, databases_for
 from .stores import get_store
 
-__all__ = ["RATE_WINDOW_S", "numbers_since", "stream_rows"]
+__all__ = ["RATE_WINDOW_S", "numbers_since", "store_findings", "stream_rows"]
 
 RATE_WINDOW_S: Final = 60
 
@@ -69,3 +71,23 @@ def stream_rows(now: float | None = None) -> list[dict[str, Any]]:
             row["rate_1min"] = round(numbers_since(fields, first) / RATE_WINDOW_S, 2)
         rows.append(row)
     return rows
+
+
+def store_findings() -> list[tuple[bool, str]]:
+    """The store answers for every stream: (fatal, message) pairs for the health check."""
+    streams = sorted({field.stream for field in inventory.order_fields()})
+    try:
+        store = get_store()
+        for stream in streams:
+            store.read(stream)
+    except Exception as exc:
+        return [
+            (
+                True,
+                f"The order-number store (SNOWID_ORDER_BACKEND={conf.ORDER_BACKEND!r}) is "
+                f"unreachable ({exc}): no order number of {', '.join(map(repr, streams))} "
+                "can be issued. Bring it back; the streams recover from the database by "
+                "themselves (manage.py snowid_recover does it at once).",
+            )
+        ]
+    return []

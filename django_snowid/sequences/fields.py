@@ -10,17 +10,18 @@ from django.db import models
 
 from ..core.sequence_plan import Template, check_name, day_stamp
 from ..exceptions import InvalidSequence, SequenceError, UnknownSequence
-from ..generated import GeneratedField
+from ..fieldbase import IssuedField
+from ..inventory import SEQUENCE
 from .issuer import draw
 from .spec import get_spec
 
 __all__ = ["SequenceField", "SequenceTextField"]
 
 
-class _SequenceMixin(GeneratedField):
+class _SequenceMixin(IssuedField):
     """Draws a value on insert, when the field holds none yet (as ``auto_now_add`` does)."""
 
-    kind = "sequence"
+    kind = SEQUENCE
     generated_defaults = {"editable": False}
 
     def __init__(self, *args: Any, sequence: str, **kwargs: Any) -> None:

@@ -6,14 +6,18 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from django.db import router
+
 from ..conf import conf
 from ..core.sequence_plan import Rates, check_name, needs_raise, plan_step
+from ..db.errors import is_missing_table
+from ..db.tables import missing_message
 from ..exceptions import SequenceError
 from .spec import SequenceSpec, build_spec
 from .stores import get_store
 from .stores.database import read_marks
 
-__all__ = ["raise_by", "raise_if_low", "sequence_rows"]
+__all__ = ["raise_by", "raise_if_low", "sequence_rows", "store_findings"]
 
 
 def _spec(stored: str) -> SequenceSpec:
@@ -99,3 +103,75 @@ def raise_if_low(using: str | None = None) -> list[str]:
             if store.raise_mark(spec, row["stored"], using, rates=rates, floor=state["max"]):
                 raised.append(row["stored"])
     return raised
+
+
+def store_findings() -> list[tuple[bool, str]]:
+    """The marks' database, django-sequences' import, and the headroom of a store that
+    raises ahead: (fatal, message) pairs for the health check."""
+    from .from_django_sequences import changes_since_import
+    from .models import SequenceMark
+
+    alias = router.db_for_write(SequenceMark)
+    try:
+        read_marks()  # the database of the marks answers
+    except Exception as exc:
+        if is_missing_table(exc):
+            table = SequenceMark._meta.db_table
+            return [(True, missing_message(table, alias, "no sequence value is issued"))]
+        return [
+            (
+                True,
+                f"The database of the sequence marks is unreachable ({exc}): no sequence "
+                "value can be issued (nor a Redis sequence's mark raised). Bring it back.",
+            )
+        ]
+    findings = [
+        (
+            True,
+            f"django-sequences' table {table} changed after its import: old code is still "
+            f"drawing from django-sequences, and issues values that ours issue too. {what}. "
+            "Stop it, then run `manage.py snowid_sequences --import-django-sequences` again.",
+        )
+        for table, what in changes_since_import(alias)
+    ]
+    store = get_store()
+    if not store.raises_ahead:
+        return findings  # the database store issues the mark itself: it cannot lag
+    try:
+        rows = sequence_rows()
+        if not rows:
+            store.state("health")  # still ask the server: one read
+    except Exception as exc:
+        return [
+            *findings,
+            (
+                True,
+                f"The sequence store (SNOWID_SEQUENCE_BACKEND={conf.SEQUENCE_BACKEND!r}) "
+                f"is unreachable ({exc}): no sequence value can be issued. Bring it back; "
+                "sequences resume above their database marks by themselves.",
+            ),
+        ]
+    # At the sustained (five-minute) rate: one busy second marks a sequence low for the
+    # raising (``row["low"]``), which is no reason to wake an operator.
+    low = [
+        row
+        for row in rows
+        if row["headroom"] is not None and needs_raise(row["headroom"], row["rate_5min"])
+    ]
+    if not low:
+        return findings
+    named = ", ".join(
+        f"{row['stored']!r} ({row['headroom']} values left at {row['rate_5min']}/s over 5 min, "
+        f"{row['rate_last_s']} in the last second)"
+        for row in low[:5]
+    )
+    return [
+        *findings,
+        (
+            False,
+            f"The database mark of {len(low)} sequence(s) lags their rate: {named}. Callers "
+            "raise it themselves, one database write in their request each time. Raise a "
+            "declaration's max_step, run `manage.py snowid_sequences --serve`, or raise it "
+            "ahead of a known peak with `manage.py snowid_sequences --raise NAME --by N`.",
+        ),
+    ]

@@ -7,10 +7,13 @@ import time
 from typing import Any, Final
 
 from ..conf import conf
+from ..db.errors import is_missing_table
+from .lease import lease_problems
+from .sources import LEASE_SOURCES
 from .stores import get_lease_store
 from .stores.base import expires_in_s, horizon_text
 
-__all__ = ["RECORDED", "lease_rows"]
+__all__ = ["RECORDED", "lease_findings", "lease_rows"]
 
 #: The sources whose leases are records a store lists without touching them (a lock
 #: file is held, not recorded: ``snowid_workers`` reads the kernel's list of locks).
@@ -37,3 +40,26 @@ def lease_rows(*, expired: bool = False) -> list[dict[str, Any]]:
         for lease in get_lease_store(source).leases()
         if expired or lease.live(now_ms)
     ]
+
+
+def lease_findings(now: float | None = None) -> list[tuple[bool, str]]:
+    """This process's leases (lost, expired, renewals overdue), and the lease store:
+    (fatal, message) pairs for the health check."""
+    findings = list(lease_problems(now))
+    source = conf.WORKER_ID_SOURCE
+    if source in LEASE_SOURCES:
+        try:
+            get_lease_store(source).leases()
+        except Exception as exc:
+            if is_missing_table(exc.__cause__ or exc):  # says: run manage.py migrate
+                return [*findings, (True, str(exc))]
+            findings.append(
+                (
+                    True,
+                    f"The {source!r} worker-id lease store is unreachable ({exc}): processes "
+                    "without a lease cannot issue ids, and holders lose theirs within "
+                    f"SNOWID_WORKER_LEASE_TTL_S={conf.WORKER_LEASE_TTL_S:g} s. Bring it back "
+                    "(see SNOWID_WORKER_ID_SOURCE).",
+                )
+            )
+    return findings

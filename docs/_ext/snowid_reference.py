@@ -6,7 +6,7 @@ class; ``.. snowid-checks::`` writes one entry per id of ``django_snowid.checks.
 each with the anchor that the checks' hints link to (``#django-snowid-e001``).
 
 ``settings_rst()`` and ``checks_rst()`` return the reST the directives parse;
-tests/test_reference_docs.py reads them too.
+tests/test_settings.py and tests/test_check_ids.py read them too.
 """
 
 from __future__ import annotations

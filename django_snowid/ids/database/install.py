@@ -1,5 +1,5 @@
 """Installing the database default's SQL in each PostgreSQL database whose models ask for
-it, before any migration can create a column whose default calls it (trap 33).
+it, before any migration can create a column whose default calls it.
 
 ``pre_migrate`` installs the functions of the installed fields with ``database_ids=True``
 and of every such field that the migrations about to run create or alter (an older

@@ -13,7 +13,7 @@ is one expression, which PostgreSQL inlines into the default of a ``COPY`` or ``
 
 ``lastval()`` is the value this session's ``nextval`` just returned (cheaper than
 ``currval``, which opens the sequence). ``clock_timestamp()``, never ``now()``: ``now()``
-is the transaction's start, the same for every row of a ``COPY`` (trap 34). A value of
+is the transaction's start, the same for every row of a ``COPY``. A value of
 the sequence is handed out once whatever happens; it is an id only when its time and
 node parts are the clock's tick and this database's node, so no id repeats while the
 sequence never moves back.

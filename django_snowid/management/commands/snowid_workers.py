@@ -12,7 +12,7 @@ from ...conf import conf
 from ...exceptions import SnowidError
 from ...ids.database.install import database_fields
 from ...ids.database.reservation import reservations
-from ...redis.client import describe
+from ...stores.redis_client import describe
 from ...workers.status import lease_rows
 from ...workers.stores.base import horizon_text
 from ...workers.stores.slot import read_record

@@ -1,19 +1,13 @@
-"""Where a stream's state lives: Redis (:mod:`.redis`) or a table (:mod:`.database`).
-
-Both stores run :func:`django_snowid.core.order_stream.reserve` atomically and answer with its
-outcomes, or :data:`MISSING` when they hold no state for the stream that they can trust
-(a new stream, a Redis that restarted or was flushed, or a state another Redis server
-wrote, such as a replica promoted by a failover): the caller must then recover the state
-from the database before anything is issued.
-
-The Redis store is imported when it is first used: a project on the database store
-never imports ``redis``.
-"""
+"""Where a stream's state lives: Redis or a table (the ``ORDERS`` family); a store answers
+with ``core.order_stream``'s outcomes, or ``MISSING``: recover the stream first."""
 
 from __future__ import annotations
 
-from ...conf import conf, on_settings_changed
-from ...exceptions import OrderNumberError
+from ... import inventory
+from ...conf import SnowidSettings
+from ...exceptions import OrderNumberError, OrderNumberUnavailable
+from ...stores import Family, FamilyChecks, StoreErrors
+from ...stores import get_store as _get_store
 from .base import (
     BACKENDS,
     MISSING,
@@ -28,6 +22,7 @@ from .database import DatabaseOrderStore
 __all__ = [
     "BACKENDS",
     "MISSING",
+    "ORDERS",
     "DatabaseOrderStore",
     "Missing",
     "OrderStore",
@@ -37,24 +32,33 @@ __all__ = [
     "get_store",
 ]
 
-_stores: dict[tuple[str, str, str], OrderStore] = {}
-on_settings_changed(_stores.clear)
+ORDERS = Family(
+    label="order-number store",
+    setting=SnowidSettings.ORDER_BACKEND,
+    choices={
+        "redis": "django_snowid.orders.stores.redis.RedisOrderStore.configured",
+        "database": "django_snowid.orders.stores.database.DatabaseOrderStore",
+    },
+    errors=StoreErrors(
+        OrderNumberUnavailable,
+        OrderNumberError,
+        unreachable="Redis ({where}) is unreachable: {error}. No order number was issued.",
+        bad_key="Redis refused the order-number key {key!r}: {error}",
+    ),
+    checks=FamilyChecks(
+        unknown="django_snowid.E205",
+        redis="django_snowid.E206",
+        redis_message="Order numbers use Redis through the cache alias {alias!r} "
+        "(SNOWID_REDIS_ALIAS), but {problem}. Or set SNOWID_ORDER_BACKEND = 'database'.",
+        table="django_snowid.E220",
+        table_consequence="order numbers keep their streams there (the 'database' "
+        "SNOWID_ORDER_BACKEND), and none is issued without it",
+    ),
+    in_use=lambda: bool(inventory.order_fields()),
+)
 
 
 def get_store() -> OrderStore:
-    """The store named by ``SNOWID_ORDER_BACKEND`` (one per process and settings)."""
-    key = (conf.ORDER_BACKEND, conf.REDIS_ALIAS, conf.REDIS_KEY_PREFIX)
-    store = _stores.get(key)
-    if store is None:
-        if conf.ORDER_BACKEND == "redis":
-            from .redis import RedisOrderStore  # imports redis: only for its users
-
-            store = RedisOrderStore(conf.REDIS_ALIAS, conf.REDIS_KEY_PREFIX)
-        elif conf.ORDER_BACKEND == "database":
-            store = DatabaseOrderStore()
-        else:
-            raise OrderNumberError(
-                f"SNOWID_ORDER_BACKEND is {conf.ORDER_BACKEND!r}; expected one of {list(BACKENDS)}."
-            )
-        store = _stores.setdefault(key, store)
+    """The store ``SNOWID_ORDER_BACKEND`` names (one per process and settings)."""
+    store: OrderStore = _get_store(ORDERS)
     return store

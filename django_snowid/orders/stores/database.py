@@ -11,31 +11,16 @@ from django.apps import apps
 from django.db import DatabaseError, OperationalError, connections, router, transaction
 
 from ...core.order_stream import Outcome, Reserved, behind, reserve, resume
+from ...db.errors import is_contention, is_missing_table
 from ...db.returning import built, execute, returned, returning
-from ...db.tables import is_missing_table, missing_message
+from ...db.tables import missing_message
 from ...exceptions import OrderNumberUnavailable, OrderTransactionConflict
+from ...stores.base import Needs
 from .base import MISSING, Missing, Position, RecoverArgs, ReserveArgs
 
-__all__ = ["DatabaseOrderStore", "claim", "is_contention"]
+__all__ = ["DatabaseOrderStore", "claim"]
 
-#: SQLSTATEs of a serialization failure, a deadlock victim and a lock that was not granted.
-_CONTENTION_SQLSTATES: Final = frozenset({"40001", "40P01", "55P03"})
-#: MySQL/MariaDB: lock wait timeout, deadlock.
-_CONTENTION_ERRNOS: Final = frozenset({1205, 1213})
 _OWN_TRANSACTION_TRIES: Final = 30
-
-
-def is_contention(exc: BaseException) -> bool:
-    """A deadlock, a lock timeout or a serialization failure: the server is reachable,
-    the transaction lost a race and may be run again."""
-    cause = exc.__cause__ or exc
-    code = getattr(cause, "sqlstate", None) or getattr(cause, "pgcode", None)
-    if code in _CONTENTION_SQLSTATES:
-        return True
-    args = getattr(cause, "args", ())
-    if args and args[0] in _CONTENTION_ERRNOS:
-        return True
-    return "database is locked" in str(exc)  # SQLite's busy timeout ran out
 
 
 def _claim_sql(connection: Any, *, continuing: bool) -> str:
@@ -143,6 +128,7 @@ class DatabaseOrderStore:
     """
 
     name = "database"
+    needs = Needs(tables=("django_snowid.OrderStreamState",))
 
     def __init__(self, using: str | None = None, clock: Callable[[], float] = time.time) -> None:
         self.using = using
@@ -150,6 +136,12 @@ class DatabaseOrderStore:
         self._model_class: Any = None
         # The second of this store's last number of each stream, a hint (see _reserve).
         self._seconds: dict[str, int] = {}
+
+    def describe(self) -> str:
+        return "the database"
+
+    def after_fork(self) -> None:
+        pass
 
     def _model(self) -> Any:
         # Through the app registry, on first use: this module is imported while the models

@@ -1,6 +1,6 @@
 """The Redis order store: each stream's state in a hash, changed by one Lua script each.
 
-The scripts run through :class:`~django_snowid.redis.scripts.RedisScript` (by SHA, loaded
+The scripts run through :class:`~django_snowid.stores.redis_scripts.RedisScript` (by SHA, loaded
 again after a Redis restart) with ``server_id=True``: a stream's hash keeps the ``run_id``
 of the server that wrote it, and a state another server wrote (a replica promoted by a
 failover, which may have lagged; a restarted server; a migrated slot) is re-synced from
@@ -15,17 +15,19 @@ from typing import Any, Final
 
 import redis
 
+from ...conf import conf
 from ...core.order_stream import ClockBehind, Outcome, Reserved, Resuming, SecondFull
 from ...exceptions import OrderNumberError, OrderNumberUnavailable, RedisUnavailable
-from ...redis import client as redisclient
-from ...redis.scripts import RedisScript
+from ...stores import redis_client as redisclient
+from ...stores.base import Needs
+from ...stores.redis_scripts import RedisScript
 from .base import MISSING, Missing, Position, RecoverArgs, ReserveArgs
 
 __all__ = ["RECOVER", "RESERVE", "RedisOrderStore", "get_client", "reserve_outcome"]
 
 
 def get_client() -> Any:
-    """Our Redis client (:func:`django_snowid.redis.client.get_client`), its errors ours."""
+    """Our Redis client (``stores.redis_client.get_client()``), its errors ours."""
     try:
         return redisclient.get_client()
     except redisclient.RedisClientError as exc:
@@ -164,6 +166,11 @@ class RedisOrderStore:
     """The state of every stream in Redis, through a django-redis cache alias."""
 
     name = "redis"
+    needs = Needs(redis=True)
+
+    @classmethod
+    def configured(cls) -> RedisOrderStore:
+        return cls(conf.REDIS_ALIAS, conf.REDIS_KEY_PREFIX)
 
     def __init__(self, alias: str, prefix: str, clock: Callable[[], float] | None = None) -> None:
         self.alias = alias
@@ -178,6 +185,12 @@ class RedisOrderStore:
         if client is None:
             client = self._client = get_client()
         return client
+
+    def describe(self) -> str:
+        return f"Redis ({redisclient.describe()})"
+
+    def after_fork(self) -> None:
+        pass
 
     def key(self, stream: str) -> str:
         key = self._keys.get(stream)

@@ -25,10 +25,12 @@ from django.db import (
 )
 
 from ...db.connections import own_connection
+from ...db.errors import is_lock_refusal, is_missing_table
 from ...db.private import kept_cursor
 from ...db.returning import built, execute, returned, returning
-from ...db.tables import is_missing_table, missing_message
+from ...db.tables import missing_message
 from ...exceptions import InvalidSequence, SequenceLocked, SequenceUnavailable
+from ...stores.base import Needs
 from ..spec import SequenceSpec
 from .base import Clock, stored_name
 
@@ -106,23 +108,13 @@ def _lock_nowait(connection: Any, name: str) -> None:
             finally:
                 cursor.execute(f"PRAGMA busy_timeout = {int(timeout)}")
     except OperationalError as exc:
-        if not _is_lock_refusal(connection, exc):
+        if not is_lock_refusal(connection, exc):
             raise
         raise SequenceLocked(
             f"The sequence {name!r} is held by another transaction and nowait=True: "
             "nothing was issued. Retry once that transaction ends, or call without nowait "
             "to wait for it."
         ) from exc
-
-
-def _is_lock_refusal(connection: Any, exc: BaseException) -> bool:
-    cause = exc.__cause__
-    if connection.vendor == "postgresql":
-        return getattr(cause, "sqlstate", None) == "55P03"  # lock_not_available
-    if connection.vendor == "mysql":
-        # MariaDB: ER_LOCK_WAIT_TIMEOUT (1205) for NOWAIT; MySQL 8: ER_LOCK_NOWAIT (3572).
-        return bool(exc.args) and exc.args[0] in (1205, 3572)
-    return "locked" in str(exc)  # SQLite: "database is locked"
 
 
 def draw(connection: Any, spec: SequenceSpec, name: str, count: int, *, nowait: bool) -> range:
@@ -258,11 +250,18 @@ class DatabaseSequenceStore:
     """
 
     name = "database"
+    needs = Needs(tables=("snowid_sequences.SequenceMark",))
     #: Values come straight from the mark: there is no mark to raise ahead of demand.
     raises_ahead = False
 
     def __init__(self, clock: Clock = time.time) -> None:
         self.clock = clock
+
+    def describe(self) -> str:
+        return "the database"
+
+    def after_fork(self) -> None:
+        pass
 
     def _where(self, spec: SequenceSpec, using: str | None, now: float | None) -> tuple[str, str]:
         from ..models import SequenceMark

@@ -14,6 +14,7 @@ from typing import Any, Final
 from django.db import DatabaseError
 
 from ... import metrics
+from ...conf import conf
 from ...core.sequence_plan import (
     LOW_WATER_S,
     WINDOW_S,
@@ -28,8 +29,9 @@ from ...exceptions import (
     SequenceNotSupported,
     SequenceUnavailable,
 )
-from ...redis.client import describe, get_client
-from ...redis.scripts import RedisScript
+from ...stores.base import Needs
+from ...stores.redis_client import describe, get_client
+from ...stores.redis_scripts import RedisScript
 from ..spec import SequenceSpec
 from .base import Clock, stored_name
 from .database import advance, advance_committed, delete_mark, mark_connection, read_mark
@@ -152,17 +154,28 @@ class RedisSequenceStore:
     """
 
     name = "redis"
+    needs = Needs(redis=True, tables=("snowid_sequences.SequenceMark",))
     #: Values are drawn under a published mark, which is raised ahead of demand.
     raises_ahead = True
     LOCK_TTL_MS: Final = 10_000
     POLL_S: Final = 0.002
 
     def __init__(self, alias: str, prefix: str, clock: Clock = time.time) -> None:
-        self.alias = alias  # named in error messages; the client comes from redis.client
+        self.alias = alias  # named in error messages; the client comes from stores.redis_client
         self.prefix = prefix
         self.clock = clock
         self._client: Any = None
         self._keys: dict[str, str] = {}
+
+    @classmethod
+    def configured(cls) -> RedisSequenceStore:
+        return cls(conf.REDIS_ALIAS, conf.REDIS_KEY_PREFIX)
+
+    def describe(self) -> str:
+        return f"Redis ({describe()})"
+
+    def after_fork(self) -> None:
+        pass
 
     def client(self) -> Any:
         if self._client is None:

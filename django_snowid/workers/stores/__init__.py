@@ -1,59 +1,62 @@
 """Where worker-id leases live: the database (the default), Redis, or lock files on
-this host. :func:`get_lease_store` gives the store of a source, one per process and
-settings (and, for the database source, per database); ``base`` says what every store
-answers and what it may declare about itself."""
+this host (the ``LEASES`` family)."""
 
 from __future__ import annotations
 
-import os
+from collections.abc import Hashable
 
 from django.apps import apps
 from django.db import connections, router
 
-from ...conf import conf
+from ...conf import SnowidSettings, conf
+from ...exceptions import WorkerIdError, WorkerIdUnavailable
+from ...stores import Family, FamilyChecks, StoreErrors, get_store
 from .base import LeaseStore
-from .database import store_for
-from .slot import SlotStore
 
-__all__ = ["get_lease_store"]
-
-_stores: dict[tuple[str, ...], LeaseStore] = {}
+__all__ = ["LEASES", "get_lease_store"]
 
 
-def get_lease_store(source: str) -> LeaseStore:
-    """The store of the lease source ``source`` (``slot``, ``redis``, ``database``).
-
-    For ``database``, the store of the database the lease table routes to, picked once
-    for what that database is (``database.store_for``): the table, lock files beside an
-    SQLite file, or this process's memory for an in-memory SQLite database.
-    """
-    if source == "database":
+def _lease_database() -> Hashable:
+    # A test runner renames the database (test_<NAME>) without a settings signal.
+    try:
         alias = router.db_for_write(apps.get_model("django_snowid", "WorkerLease"))
-        name = str(connections[alias].settings_dict["NAME"])
-        cache_key: tuple[str, ...] = (source, alias, connections[alias].vendor, name)
-    else:
-        cache_key = (source, conf.REDIS_ALIAS, conf.WORKER_SLOT_DIR)
-    store = _stores.get(cache_key)
-    if store is None:
-        store = _stores.setdefault(cache_key, _new_store(source, cache_key))
+    except LookupError:  # the app is not installed (E031): no lease table anywhere
+        return None
+    return alias, connections[alias].vendor, str(connections[alias].settings_dict["NAME"])
+
+
+def _leased() -> bool:
+    return conf.WORKER_ID_SOURCE in LEASES.choices
+
+
+LEASES = Family(
+    label="worker-id lease store",
+    setting=SnowidSettings.WORKER_ID_SOURCE,
+    choices={
+        "slot": "django_snowid.workers.stores.slot.SlotStore.configured",
+        "redis": "django_snowid.workers.stores.redis.RedisLeaseStore.configured",
+        "database": "django_snowid.workers.stores.database.configured",
+    },
+    errors=StoreErrors(
+        WorkerIdUnavailable,
+        WorkerIdError,
+        unreachable="Redis ({where}) is unreachable for worker-id leases: {error}.",
+        bad_key="Redis refused the worker-id pool key {key!r}: {error}",
+    ),
+    checks=FamilyChecks(
+        redis="django_snowid.E016",
+        redis_message="Worker-id leases use Redis (SNOWID_WORKER_ID_SOURCE = 'redis') through "
+        "the cache alias {alias!r} (SNOWID_REDIS_ALIAS), but {problem}. Or set "
+        "SNOWID_WORKER_ID_SOURCE = 'database'.",
+        table="django_snowid.E017",
+        table_consequence="no process can lease a worker id, so none issues ids",
+    ),
+    in_use=_leased,
+    scope=_lease_database,
+)
+
+
+def get_lease_store(source: str | None = None) -> LeaseStore:
+    """The lease store of ``source`` (default: ``SNOWID_WORKER_ID_SOURCE``'s)."""
+    store: LeaseStore = get_store(LEASES, source)
     return store
-
-
-def _new_store(source: str, cache_key: tuple[str, ...]) -> LeaseStore:
-    if source == "redis":
-        # Imported here so that a project whose leases are not in Redis loads no Redis code.
-        from .redis import RedisLeaseStore
-
-        return RedisLeaseStore(conf.REDIS_ALIAS)
-    if source == "database":
-        return store_for(cache_key[1])
-    return SlotStore(conf.WORKER_SLOT_DIR)
-
-
-def _after_fork_in_child() -> None:
-    # The child's copies of the parent's lock files are closed (the parent keeps its slots).
-    for store in _stores.values():
-        store.forget_after_fork()
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -21,6 +21,7 @@ from typing import Protocol
 
 from ...core.layout import iso_utc
 from ...exceptions import WorkerPoolExhausted
+from ...stores.base import Store
 
 __all__ = ["Acquired", "LeaseInfo", "LeaseRequest", "LeaseStore", "StoreSettling", "exhausted"]
 
@@ -93,9 +94,7 @@ class LeaseInfo:
         return self.expires_ms == WHILE_ALIVE or self.expires_ms > now_ms
 
 
-class LeaseStore(Protocol):
-    #: The source people set (``SNOWID_WORKER_ID_SOURCE``), for messages only.
-    name: str
+class LeaseStore(Store, Protocol):
     #: True: a holder that dies without a word frees its id at once (a lock file, which
     #: the kernel releases with its process), long before any record of it could expire.
     #: Its holder keeps the horizon ahead of every tick it enters, since the next holder
@@ -124,10 +123,6 @@ class LeaseStore(Protocol):
         ...
 
     def leases(self, pool: str | None = None) -> list[LeaseInfo]: ...
-
-    def forget_after_fork(self) -> None:
-        """In a forked child: let go of what the parent holds, without releasing it."""
-        ...
 
 
 def exhausted(pool: str, size: int, live: int) -> WorkerPoolExhausted:

@@ -29,13 +29,18 @@ from django.db.models import Value
 from django.db.models.functions import Greatest
 
 from ...db.connections import on_own_connection
+from ...db.errors import is_missing_table
 from ...db.private import is_in_memory_sqlite
-from ...db.tables import is_missing_table, missing_message, missing_tables
+from ...db.tables import missing_message, missing_tables
 from ...exceptions import WorkerIdUnavailable
+from ...stores.base import Needs
 from .base import Acquired, LeaseInfo, LeaseRequest, LeaseStore, exhausted
 from .slot import SlotStore
 
-__all__ = ["DatabaseLeaseStore", "ProcessLeaseStore", "pre_migrate", "store_for"]
+__all__ = ["DatabaseLeaseStore", "ProcessLeaseStore", "configured", "pre_migrate", "store_for"]
+
+#: One store a process per in-memory database: its leases are this process's memory.
+_in_memory: dict[str, ProcessLeaseStore] = {}
 
 
 def _now_ms() -> int:
@@ -47,6 +52,11 @@ def _model() -> Any:
     return apps.get_model("django_snowid", "WorkerLease")
 
 
+def configured() -> LeaseStore:
+    """The lease store of the database the lease table routes to."""
+    return store_for(router.db_for_write(_model()))
+
+
 def store_for(alias: str) -> LeaseStore:
     """The lease store of the database ``alias``: lock files beside an SQLite file, this
     process's memory for an in-memory SQLite database, the table anywhere else."""
@@ -55,8 +65,8 @@ def store_for(alias: str) -> LeaseStore:
     if connection.vendor != "sqlite":
         return DatabaseLeaseStore(alias)
     if is_in_memory_sqlite(connection):
-        return ProcessLeaseStore()
-    return SlotStore(f"{name}-snowid-leases", name="database")
+        return _in_memory.setdefault(name, ProcessLeaseStore())
+    return SlotStore(f"{name}-snowid-leases", name="database", needs=Needs())
 
 
 class ProcessLeaseStore:
@@ -70,6 +80,7 @@ class ProcessLeaseStore:
     """
 
     name = "database"
+    needs = Needs()
     frees_at_once = False  # a lease lasts its time-to-live, even in memory
     can_forget = False
 
@@ -126,7 +137,10 @@ class ProcessLeaseStore:
             )
             return True
 
-    def forget_after_fork(self) -> None:
+    def describe(self) -> str:
+        return "this process's memory"
+
+    def after_fork(self) -> None:
         pass  # nothing is held outside this process's memory
 
     def leases(self, pool: str | None = None) -> list[LeaseInfo]:
@@ -147,6 +161,7 @@ class DatabaseLeaseStore:
     """
 
     name = "database"
+    needs = Needs(tables=("django_snowid.WorkerLease",))
     frees_at_once = False
     can_forget = False
 
@@ -159,7 +174,10 @@ class DatabaseLeaseStore:
     def _database_name(self) -> str:
         return str(connections[self.alias].settings_dict["NAME"])
 
-    def forget_after_fork(self) -> None:
+    def describe(self) -> str:
+        return f"the database {self.alias!r}"
+
+    def after_fork(self) -> None:
         pass  # no connection stays open between calls (on_own_connection)
 
     def _refusal(self, exc: DatabaseError) -> WorkerIdUnavailable:

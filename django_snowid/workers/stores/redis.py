@@ -12,9 +12,11 @@ import socket
 from typing import Any, Final
 
 from ... import metrics
+from ...conf import conf
 from ...exceptions import RedisUnavailable, WorkerIdUnavailable
-from ...redis import client as redisclient
-from ...redis.scripts import RedisScript
+from ...stores import redis_client as redisclient
+from ...stores.base import Needs
+from ...stores.redis_scripts import RedisScript
 from .base import Acquired, LeaseInfo, LeaseRequest, StoreSettling, exhausted
 
 logger = logging.getLogger(__name__)
@@ -156,6 +158,7 @@ class RedisLeaseStore:
     persistence, a failover to a replica that lagged)."""
 
     name = "redis"
+    needs = Needs(redis=True)
     frees_at_once = False
     can_forget = True
 
@@ -167,11 +170,18 @@ class RedisLeaseStore:
     def __init__(self, alias: str) -> None:
         self.alias = alias
 
+    @classmethod
+    def configured(cls) -> RedisLeaseStore:
+        return cls(conf.REDIS_ALIAS)
+
+    def describe(self) -> str:
+        return f"Redis ({redisclient.describe()})"
+
     def key(self, pool: str) -> str:
         return f"{{{self.KEY_PREFIX}{pool}}}"
 
     def _client(self) -> Any:
-        """Our Redis client (:func:`django_snowid.redis.client.get_client`), its errors ours."""
+        """Our Redis client (``stores.redis_client.get_client()``), its errors ours."""
         try:
             return redisclient.get_client()
         except redisclient.RedisClientError as exc:
@@ -249,7 +259,7 @@ class RedisLeaseStore:
     def release(self, pool: str, worker: int, token: str, horizon_ms: int) -> None:
         self.renew(pool, worker, token, 0, horizon_ms)
 
-    def forget_after_fork(self) -> None:
+    def after_fork(self) -> None:
         pass  # the client is redisclient's, which a child opens anew
 
     def leases(self, pool: str | None = None) -> list[LeaseInfo]:

@@ -6,10 +6,14 @@ import fcntl
 import os
 import threading
 
+from ...conf import conf
 from ...exceptions import WorkerIdUnavailable
+from ...stores.base import Needs
 from .base import WHILE_ALIVE, Acquired, LeaseInfo, LeaseRequest, exhausted
 
 __all__ = ["SlotStore", "read_record"]
+
+_ONE_HOST = Needs(one_host=True)
 
 
 class SlotStore:
@@ -27,13 +31,21 @@ class SlotStore:
     frees_at_once = True
     can_forget = False
 
-    def __init__(self, directory: str, *, name: str = "slot") -> None:
+    def __init__(self, directory: str, *, name: str = "slot", needs: Needs = _ONE_HOST) -> None:
         self.directory = directory
         self.name = name
+        self.needs = needs
         self._files: dict[tuple[str, int], int] = {}
         self._layouts: dict[tuple[str, int], str] = {}
         self._horizons: dict[tuple[str, int], int] = {}  # what each held file records
         self._lock = threading.Lock()
+
+    @classmethod
+    def configured(cls) -> SlotStore:
+        return cls(conf.WORKER_SLOT_DIR)
+
+    def describe(self) -> str:
+        return f"the slot directory {self.directory}"
 
     def _path(self, pool: str, worker: int) -> str:
         safe = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in pool)
@@ -87,7 +99,7 @@ class SlotStore:
             os.pwrite(fd, _record(horizon_ms, layout), 0)  # the last tick really used
             os.close(fd)  # releases the lock
 
-    def forget_after_fork(self) -> None:
+    def after_fork(self) -> None:
         # The child's copies of the parent's files: closing them does not release the
         # parent's locks (a flock lives while any descriptor of the open file does), and
         # keeping them would hold the parent's slots after the parent died.

@@ -1,0 +1,140 @@
+"""``snowid_recover`` and ``snowid_workers`` on a broken store: a ``CommandError`` that
+names the store and the problem, never a traceback."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.test import override_settings
+
+from django_snowid.layouts import get_layout
+from django_snowid.workers.pool import pool_for
+from django_snowid.workers.stores import get_lease_store
+from tests.support import free_port, manage_in_subprocess, redis_caches
+
+pytestmark = pytest.mark.django_db
+
+
+def run(name: str, *args: str) -> str:
+    out = StringIO()
+    call_command(name, *args, stdout=out)
+    return out.getvalue()
+
+
+def test_recover_with_an_unknown_database_alias():
+    with pytest.raises(CommandError, match="--database 'nope' is not in DATABASES"):
+        run("snowid_recover", "--database", "nope")
+
+
+def test_recover_in_a_subprocess_prints_no_traceback():
+    # --skip-checks: on MariaDB, Django 6's system checks connect to every database, and
+    # outside the test run the suite's databases do not exist; the command is what counts.
+    done = manage_in_subprocess("snowid_recover", "--database", "nope", "--skip-checks")
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr and "--database 'nope'" in done.stderr
+
+
+@pytest.mark.redis
+def test_recover_with_a_stream_key_of_the_wrong_type(throwaway_redis):
+    from django_snowid.orders.stores import get_store
+    from tests.testapp.models import ShopOrder
+
+    with override_settings(CACHES=throwaway_redis.caches(), SNOWID_ORDER_BACKEND="redis"):
+        store = get_store()
+        stream = ShopOrder._meta.get_field("number").stream
+        throwaway_redis.client().set(store.key(stream), "a string, not a hash")
+        with pytest.raises(CommandError, match=r"redis order-number store.*WRONGTYPE"):
+            run("snowid_recover")
+
+
+@pytest.mark.redis
+def test_workers_with_redis_down_names_the_store(settings):
+    settings.CACHES = redis_caches(f"redis://127.0.0.1:{free_port()}/0")  # nobody listens
+    settings.SNOWID_WORKER_ID_SOURCE = "redis"
+    with pytest.raises(CommandError, match=r"The redis lease store in Redis .* could not be read"):
+        run("snowid_workers")
+
+
+@pytest.mark.redis
+def test_workers_with_a_garbage_lease_record(throwaway_redis):
+    with override_settings(CACHES=throwaway_redis.caches(), SNOWID_WORKER_ID_SOURCE="redis"):
+        store = get_lease_store("redis")
+        pool = pool_for(get_layout(), 0).name
+        throwaway_redis.client().hset(store.key(pool), "0", "garbage")  # type: ignore[attr-defined]
+        throwaway_redis.client().sadd(store.POOLS, pool)  # type: ignore[attr-defined]
+        with pytest.raises(CommandError, match=r"redis lease store .* could not be read"):
+            run("snowid_workers")
+
+
+def test_workers_lists_the_slot_files_of_this_host(settings, tmp_path):
+    import fcntl
+
+    settings.SNOWID_WORKER_ID_SOURCE = "slot"
+    settings.SNOWID_WORKER_SLOT_DIR = str(tmp_path)
+    assert "No live worker-id slot files" in run("snowid_workers")
+    held = tmp_path / "default.3.lock"
+    held.write_text("@1795000000000 default\n")
+    (tmp_path / "default.4.lock").write_text("")
+    with open(held) as fd:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        rows = json.loads(run("snowid_workers", "--json"))
+        assert rows == [
+            {
+                "pool": "default",
+                "worker_id": "3",
+                "layout": "default",
+                "state": "held",
+                "issued_until": "2026-11-18T11:06:40.000Z",
+            }
+        ]
+        every = json.loads(run("snowid_workers", "--json", "--all"))
+        assert [(r["worker_id"], r["state"]) for r in every] == [("3", "held"), ("4", "free")]
+
+
+@pytest.mark.parametrize("source", ["database"])
+def test_workers_all_lists_released_leases(settings, source):
+    from django.db import connection
+
+    from django_snowid.workers.lease import lease_generator, release_all
+
+    if source == "database" and connection.vendor == "sqlite":
+        pytest.skip("SQLite keeps the database source's leases beside its file")
+    settings.SNOWID_WORKER_ID_SOURCE = source
+
+    def of_processes(rows: list[dict[str, object]]) -> list[object]:
+        # Not the reservations of database ids (PostgreSQL runs have a model with them).
+        return [r["worker_id"] for r in rows if not str(r["owner"]).startswith("database:")]
+
+    node = lease_generator(get_layout("default"), 0, source, heartbeat=False).node
+    live = json.loads(run("snowid_workers", "--json"))
+    assert of_processes(live) == [node]
+    release_all()
+    assert of_processes(json.loads(run("snowid_workers", "--json"))) == []
+    every = json.loads(run("snowid_workers", "--json", "--all"))
+    assert of_processes(every) == [node], "--all shows the released lease"
+
+
+def test_workers_with_a_fixed_worker_id_says_so(settings):
+    settings.SNOWID_WORKER_ID_SOURCE = "static"
+    assert "the worker id is fixed" in run("snowid_workers")
+
+
+def test_workers_json_option_has_help():
+    from django.core.management import load_command_class
+
+    parser = load_command_class("django_snowid", "snowid_workers").create_parser(
+        "manage.py", "snowid_workers"
+    )
+    assert "JSON" in parser.format_help()
+
+
+def test_decode_unknown_layout_names_them_once():
+    with pytest.raises(CommandError) as caught:
+        run("snowid_decode", "1", "--layout", "nope")
+    message = str(caught.value)
+    assert message.count("'js'") == 1
+    assert "'default' (SNOWID_LAYOUT)" in message

@@ -1,0 +1,135 @@
+"""The benchmark scripts keep running against the code they measure: one whose calls no
+longer match a script's arguments fails here, not in a user's hands."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.support import ROOT
+
+
+def run_script(*args: str, env: dict[str, str] | None = None, timeout: int = 120) -> str:
+    """What ``python args`` (a script of benchmarks/ and its options) printed; it must exit 0."""
+    done = subprocess.run(
+        [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.redis
+def test_redis_capacity_measures_every_script():
+    out = run_script("benchmarks/bench_redis_capacity.py", "--seconds", "0.2", "--clients", "1")
+    rates = dict(re.findall(r"^(\S.*?)\s+([\d,]+) calls/s", out, re.MULTILINE))
+    assert len(rates) == 5, out
+    assert all(int(rate.replace(",", "")) > 0 for rate in rates.values()), rates
+
+
+@pytest.mark.slow
+@pytest.mark.redis
+def test_script_runners_are_compared():
+    out = run_script("benchmarks/bench_scripts.py", "--calls", "200", "--repeat", "1")
+    rows = re.findall(r"^(RedisScript|redis-py Script).*?\s([\d.]+)\s+[\d.]+\s", out, re.M)
+    assert len(rows) == 4 and all(float(us) > 0 for _, us in rows), out
+
+
+@pytest.mark.slow
+def test_audit_benchmark_reads_every_row():
+    """On PostgreSQL, in a database of its own: a few rows, each pass printed."""
+    out = run_script(
+        "benchmarks/bench_audit.py",
+        "--rows",
+        "3000",
+        "--batch-size",
+        "500",
+        "--traced-rows",
+        "1000",
+        "--repeat",
+        "1",
+    )
+    rates = re.findall(r"^  (SELECT|keyset|snowid_audit).*?\s([\d,]+)\s+[\d.]+$", out, re.M)
+    assert [what for what, _ in rates] == ["SELECT", "keyset", "snowid_audit"], out
+    assert all(int(rate.replace(",", "")) > 0 for _, rate in rates), out
+    assert "peak RSS after every pass" in out
+
+
+@pytest.mark.slow
+def test_compat_is_compared_with_django_sequences():
+    # Its own settings (pytest-django exported the suite's), on PostgreSQL.
+    out = run_script(
+        "benchmarks/bench_sequences_compat.py",
+        "--calls",
+        "200",
+        "--repeat",
+        "1",
+        env={k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
+        timeout=300,
+    )
+    assert "django-sequences on postgresql" in out, out
+    rows = re.findall(r"compat\s+([\d,]+)/s\s+django-sequences\s+([\d,]+)/s", out)
+    assert len(rows) == 5, out
+    assert all(int(a.replace(",", "")) > 0 and int(b.replace(",", "")) > 0 for a, b in rows)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db  # needs the PostgreSQL server (skipped where it is missing)
+def test_database_ids_are_compared_with_identity_and_the_floor():
+    from django.conf import settings
+
+    if not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        pytest.skip("measures PostgreSQL (SNOWID_TEST_DB=postgresql)")
+    out = run_script(
+        "benchmarks/bench_database_ids.py", "--rows", "20000", "--rounds", "1", timeout=300
+    )
+    rows = re.findall(r"^  (snowid default|identity|floor)\s+([\d.]+)\s", out, re.M)
+    assert len(rows) == 6 and all(float(seconds) > 0 for _, seconds in rows), out
+
+
+@pytest.mark.slow
+@pytest.mark.redis
+def test_metrics_on_and_off_are_compared():
+    out = run_script(
+        "benchmarks/bench_metrics.py",
+        "--calls",
+        "200",
+        "--repeat",
+        "1",
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "benchmarks.settings"},
+        timeout=300,
+    )
+    ratios = re.findall(r"ratio ([\d.]+) ", out)
+    assert len(ratios) == 4 and all(float(r) > 0 for r in ratios), out  # the 4th: multiprocess
+    assert re.search(r"flush alone\s+[\d.]+ µs a request", out), out
+
+
+@pytest.mark.slow
+@pytest.mark.django_db  # needs the PostgreSQL server (skipped where it is missing)
+def test_adoption_is_compared_with_the_plain_alter_field():
+    """A few rows, switched online and by the plain migration under the writer: every
+    invariant holds (the script exits 1 otherwise) and both columns are printed."""
+    from django.conf import settings
+
+    if not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        pytest.skip("measures PostgreSQL (SNOWID_TEST_DB=postgresql)")
+    name = f"{os.environ.get('SNOWID_TEST_DB_NAME', 'snowid')}_adopt_bench"
+    out = run_script(
+        "benchmarks/bench_adopt.py",
+        "--rows",
+        "2000",
+        "--settle",
+        "0.5",
+        "--db-name",
+        name,
+        env={k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
+        timeout=300,
+    )
+    waits = re.search(r"longest writer statement.*?\s([\d.]+)\s+([\d.]+)\s+[\d.]+$", out, re.M)
+    assert waits and all(float(s) > 0 for s in waits.groups()), out
+    assert re.search(r"rows lost\s+0\s+0$", out, re.M), out
+    assert re.search(r"every old \(pk, fk\) pair unchanged\s+yes\s+yes$", out, re.M), out
