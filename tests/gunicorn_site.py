@@ -1,4 +1,4 @@
-"""A small Django site for tests/test_metrics_gunicorn.py, served by a real gunicorn:
+"""A small Django site for tests/metrics/test_gunicorn.py, served by a real gunicorn:
 settings, URLs and views in one module (``DJANGO_SETTINGS_MODULE=tests.gunicorn_site``).
 
 ``/ids/<n>/`` issues ``n`` Snowflake ids, ``/ticket/`` a value of the sequence "ticket"

@@ -193,7 +193,6 @@ def test_switching_the_store_back_and_forth_never_runs_ahead_of_the_clock(clock)
     assert max(leads) == max(leads[:2]), leads
 
 
-
 def running(field: OrderNumberField) -> None:
     """This process issues numbers of the field's stream already: its issuer checked the
     store against the database before its first number (what a state planted afterwards,

@@ -22,10 +22,9 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.support import free_port
-from tests.test_docs_examples import DOCS, parse_rst
+from tests.project.test_docs_examples import DOCS, parse_rst
+from tests.support import ROOT, free_port
 
-ROOT = Path(__file__).resolve().parent.parent
 WORKERS = 4
 MAX_REQUESTS = 25  # each worker is replaced after this many requests
 

@@ -2,7 +2,7 @@
 here from a registry of the test's own: issuing writes nothing, a flush writes what rose
 since the previous one, a forked child writes only what it counted itself.
 
-tests/test_metrics_gunicorn.py runs the real thing: the files of several gunicorn workers.
+tests/metrics/test_gunicorn.py runs the real thing: the files of several gunicorn workers.
 """
 
 from __future__ import annotations
