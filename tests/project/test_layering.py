@@ -102,7 +102,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "checks",
         "settings_checks",
         "metrics",
-        "metrics.multiprocess",
     ),
     # What a feature builds on: where its state lives, its options, how it is read.
     (
