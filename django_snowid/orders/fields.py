@@ -5,12 +5,15 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+from django import forms
 from django.core import checks
+from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models import lookups
 
 from ..conf import conf, on_settings_changed
 from ..core.order_format import DecodedOrderNumber, OrderNumberFormat, zone_has_dst
-from ..exceptions import LayoutError
+from ..exceptions import InvalidId, LayoutError
 from ..fieldbase import IssuedField
 from ..inventory import ORDER
 from .formats import build_format
@@ -26,8 +29,10 @@ class OrderNumberField(IssuedField, models.BigIntegerField):
     ``shard_from`` names the attribute (e.g. ``"user_id"``) whose value's low bits (or
     digits) end the number, so that orders route to the same shard as their user.
     ``stream`` names the sequence (default ``"app_label.Model.field"``); fields that share
-    a stream share its sequence. Format options left at ``None`` take the
-    ``SNOWID_ORDER_*`` settings.
+    a stream share its sequence. ``conceal=True`` shows a keyed permutation of each
+    second's sequences (the key is ``SNOWID_ORDER_KEY``); ``check_digit`` (``"luhn"`` or
+    ``"damm"``) appends a check digit to decimal numbers. Format options left at ``None``
+    take the ``SNOWID_ORDER_*`` settings.
     """
 
     description = "Order number (yyMMddHHmmss + sequence + shard)"
@@ -45,6 +50,8 @@ class OrderNumberField(IssuedField, models.BigIntegerField):
         sequence_digits: int | None = None,
         shard_digits: int | None = None,
         zone: str | None = None,
+        conceal: bool | None = None,
+        check_digit: str | None = None,
         **kwargs: Any,
     ) -> None:
         self._stream = stream
@@ -55,6 +62,8 @@ class OrderNumberField(IssuedField, models.BigIntegerField):
             "sequence_digits": sequence_digits,
             "shard_digits": shard_digits,
             "zone": zone,
+            "conceal": conceal,
+            "check_digit": check_digit,
         }
         # Built from the settings on first use; forgotten when they change.
         self._format: OrderNumberFormat | None = None
@@ -100,6 +109,35 @@ class OrderNumberField(IssuedField, models.BigIntegerField):
         return self.issuer().next_numbers([self._user(obj) for obj in instances])
 
     generate = new_number
+
+    # ----------------------------------------------------- typed numbers
+    def check_typed(self, value: Any) -> None:
+        """Raise :class:`InvalidId` for a number (int or digits) whose check digit fails;
+        anything else (None, an expression, a number of a format without a check digit)
+        passes."""
+        if isinstance(value, int | str) and not isinstance(value, bool):
+            try:
+                fmt = self.format
+            except LayoutError:
+                return
+            if fmt.check_digit is not None:
+                fmt.check_number(value)
+
+    def _validate_check_digit(self, value: Any) -> None:
+        try:
+            self.check_typed(value)
+        except InvalidId as exc:
+            raise ValidationError(str(exc), code="check_digit") from None
+
+    @property
+    def validators(self) -> list[Any]:
+        return [*super().validators, self._validate_check_digit]
+
+    def formfield(self, **kwargs: Any) -> Any:
+        kwargs.setdefault("form_class", forms.IntegerField)
+        return super().formfield(
+            **{**kwargs, "validators": [*kwargs.get("validators", ()), self._validate_check_digit]}
+        )
 
     # ----------------------------------------------------- model wiring
     def contribute_to_class(
@@ -163,6 +201,27 @@ class OrderNumberField(IssuedField, models.BigIntegerField):
         """The other order-number fields of this stream."""
         return [f for f in fields_of_stream(self.stream) if f is not self]
 
+
+class _CheckedExact(lookups.Exact):
+    """``number=...`` that refuses a number whose check digit fails (not an empty result)."""
+
+    def get_prep_lookup(self) -> Any:
+        self.lhs.output_field.check_typed(self.rhs)
+        return super().get_prep_lookup()
+
+
+class _CheckedIn(lookups.In):
+    """``number__in=[...]`` that refuses a number whose check digit fails."""
+
+    def get_prep_lookup(self) -> Any:
+        if isinstance(self.rhs, list | tuple | set | frozenset):
+            for each in self.rhs:
+                self.lhs.output_field.check_typed(each)
+        return super().get_prep_lookup()
+
+
+OrderNumberField.register_lookup(_CheckedExact)
+OrderNumberField.register_lookup(_CheckedIn)
 
 # Fields whose format or issuer was built from the settings.
 _built: weakref.WeakSet[OrderNumberField] = weakref.WeakSet()
