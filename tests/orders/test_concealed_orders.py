@@ -176,9 +176,14 @@ def test_the_key_never_reaches_logs_or_pages(backend, concealed, caplog, admin_c
     ShopOrder.objects.create(user_id=1)  # a recovery, logged
     number = ShopOrder.objects.first().number
     pages = [
-        admin_client.get("/admin/django_snowid/decode/", {"ids": str(number)}),
-        admin_client.get("/admin/django_snowid/status/"),
+        admin_client.post("/admin/django_snowid/iddecoder/", {"ids": str(number)}),
+        admin_client.get("/admin/django_snowid/storestatus/"),
     ]
+    assert [p.status_code for p in pages] == [200, 200]
+    true = field.format.decode(number)
+    html = pages[0].content.decode()
+    assert f'data-part="sequence">{true.sequence}<' in html
+    assert f'data-part="sequence shown (concealed)">{true.visible_sequence}<' in html
     texts = [caplog.text, *(p.content.decode() for p in pages)]
     for text in texts:
         assert KEY not in text and KEY[:16] not in text
