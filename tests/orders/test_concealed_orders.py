@@ -263,3 +263,39 @@ def test_the_drf_field_refuses_a_mistyped_number(damm):
 
 def test_a_check_digit_the_column_cannot_hold_is_a_check_error():
     assert "django_snowid.E202" in check_ids(SNOWID_ORDER_CHECK_DIGIT="luhn")  # 12+5+2+1 digits
+
+
+def test_the_drf_position_field_shows_the_true_position_to_staff(concealed):
+    pytest.importorskip("rest_framework")
+    from rest_framework import serializers
+
+    from django_snowid.drf import OrderNumberPositionField
+
+    class StaffOrderSerializer(serializers.ModelSerializer):
+        position = OrderNumberPositionField(source="number")
+
+        class Meta:
+            model = ShopOrder
+            fields = ["position"]
+
+    fmt = field_of(ShopOrder).format
+    order = ShopOrder(user_id=3, number=fmt.compose(1_900_000_000, 321, 3))
+    data = StaffOrderSerializer(order).data["position"]
+    assert data["sequence"] == 321 and data["shard"] == 3
+    assert data["visible_sequence"] == fmt.split(order.number)[1] != 321
+    assert data["number"] == str(order.number)
+
+
+def test_the_status_page_counts_every_concealed_number_of_the_last_minute(concealed, settings):
+    from django_snowid.orders.status import stream_rows
+
+    settings.SNOWID_ORDER_BACKEND = "database"
+    fmt = field_of(ShopOrder).format
+    now = datetime.now(timezone.utc)
+    start = fmt.local_second(now) - 59  # the window's first second: the bound that matters
+    ShopOrder.objects.bulk_create(
+        [ShopOrder(user_id=q, number=fmt.compose(start, q, q % 16)) for q in range(1, 61)]
+    )
+    field_of(ShopOrder).issuer()  # the stream is in the store
+    (row,) = stream_rows(now.timestamp())
+    assert row["rate_1min"] == 1.0
