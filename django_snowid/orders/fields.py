@@ -123,6 +123,14 @@ class OrderNumberField(IssuedField, models.BigIntegerField):
             if fmt.check_digit is not None:
                 fmt.check_number(value)
 
+    @property
+    def typed_length(self) -> int:
+        """How many digits the numbers of a decimal format have (0: they vary)."""
+        fmt = self.format
+        if fmt.packing != "decimal":
+            return 0
+        return 12 + fmt.sequence_digits + fmt.shard_digits + (1 if fmt.check_digit else 0)
+
     def _validate_check_digit(self, value: Any) -> None:
         try:
             self.check_typed(value)

@@ -299,3 +299,22 @@ def test_the_status_page_counts_every_concealed_number_of_the_last_minute(concea
     field_of(ShopOrder).issuer()  # the stream is in the store
     (row,) = stream_rows(now.timestamp())
     assert row["rate_1min"] == 1.0
+
+
+def test_the_admin_search_says_a_number_was_mistyped(backend, damm, admin_client):
+    from django.urls import reverse
+
+    from tests.testapp.models import Purchase, Shopper
+
+    shopper = Shopper.objects.create(name="Ada")
+    purchase = Purchase.objects.create(shopper=shopper)
+    url = reverse("admin:testapp_purchase_changelist")
+    found = admin_client.get(url, {"q": str(purchase.receipt)})
+    assert list(found.context["cl"].result_list) == [purchase]
+    wrong = admin_client.get(url, {"q": mistyped(purchase.receipt)})
+    assert wrong.status_code == 200
+    assert list(wrong.context["cl"].result_list) == []
+    assert "fails its check digit" in wrong.content.decode()
+    # A value of another column (the shopper's id) is searched without a word about it.
+    other = admin_client.get(url, {"q": str(shopper.pk)})
+    assert other.status_code == 200 and "check digit" not in other.content.decode()
