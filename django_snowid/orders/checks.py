@@ -137,7 +137,7 @@ def _check_key() -> list[CheckMessage]:
     if conf.ORDER_KEY is None:
         concealing = []
         for field in inventory.order_fields():
-            option = field.format_options.get("conceal")
+            option = getattr(field, "format_options", {}).get("conceal")
             if option is True or (option is None and conf.ORDER_CONCEAL is True):
                 concealing.append(f"{field.model._meta.label}.{field.name}")
         if not concealing:

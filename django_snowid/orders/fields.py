@@ -141,11 +141,19 @@ class OrderNumberField(IssuedField, models.BigIntegerField):
     def validators(self) -> list[Any]:
         return [*super().validators, self._validate_check_digit]
 
-    def formfield(self, **kwargs: Any) -> Any:
-        kwargs.setdefault("form_class", forms.IntegerField)
-        return super().formfield(
-            **{**kwargs, "validators": [*kwargs.get("validators", ()), self._validate_check_digit]}
-        )
+    def formfield(
+        self,
+        form_class: type[forms.Field] | None = None,
+        choices_form_class: type[forms.ChoiceField] | None = None,
+        **kwargs: Any,
+    ) -> forms.Field | None:
+        """The model's form field, refusing a number whose check digit fails."""
+        kwargs["validators"] = [*kwargs.get("validators", ()), self._validate_check_digit]
+        if form_class is not None:
+            kwargs["form_class"] = form_class
+        if choices_form_class is not None:
+            kwargs["choices_form_class"] = choices_form_class
+        return super().formfield(**kwargs)
 
     # ----------------------------------------------------- model wiring
     def contribute_to_class(
