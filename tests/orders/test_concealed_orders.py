@@ -318,3 +318,15 @@ def test_the_admin_search_says_a_number_was_mistyped(backend, damm, admin_client
     # A value of another column (the shopper's id) is searched without a word about it.
     other = admin_client.get(url, {"q": str(shopper.pk)})
     assert other.status_code == 200 and "check digit" not in other.content.decode()
+
+
+def test_the_decode_page_looks_a_value_up_in_a_column_with_check_digits(damm, admin_client):
+    """A Snowflake id looked up in every column of ours: a column whose check digit the
+    value fails does not hold it, and says nothing."""
+    from tests.testapp.models import Product
+
+    product = Product.objects.create(name="tea")
+    response = admin_client.post("/admin/django_snowid/iddecoder/", {"ids": str(product.pk)})
+    assert response.status_code == 200
+    (row,) = response.context["rows"]
+    assert row.error == "" and row.holders
