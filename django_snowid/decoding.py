@@ -20,7 +20,7 @@ from .core.digits import parse_digits
 from .core.echo import shown
 from .core.layout import DecodedId, Layout
 from .core.order_format import DecodedOrderNumber, OrderNumberFormat
-from .exceptions import InvalidId, LayoutError, SnowidError
+from .exceptions import CheckDigitMismatch, InvalidId, LayoutError, SnowidError
 from .inventory import field_label, get_field
 from .layouts import get_layout, layout_names
 
@@ -439,6 +439,9 @@ def _detect(
     for index, reading in enumerate(readings):
         try:
             decoded = reading.decode(row.value)
+        except CheckDigitMismatch as exc:
+            notes.append(f"as {_what(reading)} of {reading.label}: {exc}")
+            continue
         except InvalidId:
             continue  # out of its range, or no date-time stem: nothing worth saying
         held = [h for h in holders if h.field in reading.fields]

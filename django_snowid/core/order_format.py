@@ -25,7 +25,7 @@ from functools import cached_property
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ..exceptions import InvalidId, LayoutError
+from ..exceptions import CheckDigitMismatch, InvalidId, LayoutError
 from .check_digits import CHECK_DIGITS
 from .conceal import KeySchedule, SequenceCipher
 from .digits import parse_digits
@@ -299,7 +299,7 @@ class OrderNumberFormat:
         if scheme is not None:
             body, digit = divmod(value, 10)
             if CHECK_DIGITS[scheme](body) != digit:
-                raise InvalidId(
+                raise CheckDigitMismatch(
                     f"{value} fails its check digit ({scheme}): a digit was mistyped or two "
                     "were swapped. Compare it with the number as written."
                 )

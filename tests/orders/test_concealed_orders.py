@@ -330,3 +330,9 @@ def test_the_decode_page_looks_a_value_up_in_a_column_with_check_digits(damm, ad
     assert response.status_code == 200
     (row,) = response.context["rows"]
     assert row.error == "" and row.holders
+
+
+def test_snowid_decode_without_a_field_names_the_failed_check_digit(damm):
+    good = field_of(DecimalOrder).format.compose(1_900_000_000, 12, 42)
+    with pytest.raises(CommandError, match="fails its check digit"):
+        call_command("snowid_decode", mistyped(good), stdout=StringIO())
