@@ -233,3 +233,33 @@ def test_the_check_digit_costs_a_digit_of_the_column():
         OrderNumberFormat(packing="decimal", sequence_digits=4, check_digit="verhoeff")
     fmt = OrderNumberFormat(packing="decimal", sequence_digits=4, check_digit="luhn")
     assert len(str(fmt.compose(SECOND, 1, 0))) == 19
+
+
+@pytest.mark.parametrize("options", FORMATS.values(), ids=FORMATS.keys())
+def test_uniqueness_and_routing_over_many_seconds(options):
+    """300 seconds (a day apart each, across month and year ends), 40 positions in each,
+    every shard: no two numbers alike, each routes by its shard, each reads back."""
+    fmt = concealed(**options)  # type: ignore[arg-type]
+    seen: set[int] = set()
+    for step in range(300):
+        second = SECOND + step * 86_399
+        for q in range(1, min(fmt.max_sequence, 40) + 1):
+            shard = (q * 7 + step) % fmt.shard_count
+            number = fmt.compose(second, q, shard)
+            assert number not in seen
+            seen.add(number)
+            body = number // 10 if fmt.check_digit else number
+            assert body % fmt.shard_count == shard
+            assert fmt.position(number) == (second, q)
+
+
+def test_a_floor_in_a_concealed_second_is_past_the_whole_second():
+    fmt, plain = concealed(), OrderNumberFormat()
+    number = fmt.compose(SECOND, 5, 0)
+    assert plain.position_above(number)[0] == SECOND
+    assert fmt.position_above(number) == (SECOND, fmt.max_sequence)
+    damm = OrderNumberFormat(packing="decimal", sequence_digits=4, check_digit="damm")
+    old = OrderNumberFormat(packing="decimal", sequence_digits=4, shard_digits=3)
+    value = old.compose(SECOND, 9, 0)  # a number of another format, no check digit
+    assert damm.position_above(value) == (SECOND, 9)
+    assert damm.compose(SECOND, 10, 0) > value

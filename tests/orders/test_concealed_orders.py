@@ -168,7 +168,13 @@ def test_a_missing_or_weak_key_is_a_check_error(key, problem, caplog):
     assert "django_snowid.E215" not in check_ids(SNOWID_ORDER_CONCEAL=True, SNOWID_ORDER_KEY=KEY)
 
 
-def test_the_key_never_reaches_logs_or_pages(backend, concealed, caplog, admin_client):
+def test_the_key_never_reaches_logs_or_pages(backend, concealed, caplog, admin_client, settings):
+    pytest.importorskip("prometheus_client")
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from django_snowid.metrics.collector import SnowidCollector
+
+    settings.SNOWID_METRICS = True
     caplog.set_level(logging.DEBUG)
     field = field_of(ShopOrder)
     ShopOrder.objects.create(user_id=1)
@@ -184,7 +190,11 @@ def test_the_key_never_reaches_logs_or_pages(backend, concealed, caplog, admin_c
     html = pages[0].content.decode()
     assert f'data-part="sequence">{true.sequence}<' in html
     assert f'data-part="sequence shown (concealed)">{true.visible_sequence}<' in html
-    texts = [caplog.text, *(p.content.decode() for p in pages)]
+    registry = CollectorRegistry()
+    registry.register(SnowidCollector())
+    scraped = generate_latest(registry).decode()
+    assert "snowid_order_numbers_issued" in scraped
+    texts = [caplog.text, scraped, *(p.content.decode() for p in pages)]
     for text in texts:
         assert KEY not in text and KEY[:16] not in text
 
