@@ -20,7 +20,7 @@ from .core.digits import parse_digits
 from .core.echo import shown
 from .core.layout import DecodedId, Layout
 from .core.order_format import DecodedOrderNumber, OrderNumberFormat
-from .exceptions import InvalidId, LayoutError, SnowidError
+from .exceptions import CheckDigitMismatch, InvalidId, LayoutError, SnowidError
 from .inventory import field_label, get_field
 from .layouts import get_layout, layout_names
 
@@ -91,7 +91,9 @@ class DecodedRow:
     @property
     def counter_text(self) -> str:
         if isinstance(self.decoded, DecodedOrderNumber):
-            return f"sequence {self.decoded.sequence} / shard {self.decoded.shard}"
+            shown = self.decoded.visible_sequence
+            true = "" if shown is None else f" (true position; shown as {shown})"
+            return f"sequence {self.decoded.sequence}{true} / shard {self.decoded.shard}"
         if isinstance(self.decoded, DecodedId):
             return f"sequence {self.decoded.sequence}"
         return ""
@@ -207,9 +209,10 @@ def order_bits(decoded: DecodedOrderNumber) -> list[Segment]:
         return _bits(decoded.value, [("sign", 1, 0), ("value", 63, decoded.value)])
     used = 40 + fmt.sequence_bits + fmt.shard_bits
     widths: list[tuple[str, int, int | str]] = [("sign", 1, 0), ("unused", 63 - used, 0)]
+    shown = decoded.visible_sequence
     widths += [
         ("stem", 40, f"{decoded.stem:012d}"),
-        ("sequence", fmt.sequence_bits, decoded.sequence),
+        ("sequence", fmt.sequence_bits, decoded.sequence if shown is None else shown),
         ("shard", fmt.shard_bits, decoded.shard),
     ]
     return _bits(decoded.value, [w for w in widths if w[1]])
@@ -219,14 +222,18 @@ def order_digits(decoded: DecodedOrderNumber) -> list[Segment]:
     fmt = decoded.format
     if fmt.packing != "decimal":
         return []
-    text = str(decoded.value).zfill(12 + fmt.sequence_digits + fmt.shard_digits)
-    stem, rest = text[:12], text[12:]
+    check = 1 if fmt.check_digit else 0
+    text = str(decoded.value).zfill(12 + fmt.sequence_digits + fmt.shard_digits + check)
+    stem, rest = text[:12], text[12 : len(text) - check]
     sequence, shard = rest[: fmt.sequence_digits], rest[fmt.sequence_digits :]
-    return [
+    segments = [
         Segment("stem", stem, stem, 2),
         Segment("sequence", int(sequence), sequence, 3),
         Segment("shard", int(shard), shard, 4),
     ]
+    if check:
+        segments.append(Segment("check digit", int(text[-1]), text[-1], 5))
+    return segments
 
 
 def _fill_snowflake(row: DecodedRow, decoded: DecodedId) -> None:
@@ -247,6 +254,11 @@ def _fill_order(row: DecodedRow, decoded: DecodedOrderNumber) -> None:
     row.parts = [
         ("stem", f"{decoded.stem:012d}"),
         ("sequence", decoded.sequence),
+        *(
+            ()
+            if decoded.visible_sequence is None
+            else (("sequence shown (concealed)", decoded.visible_sequence),)
+        ),
         ("shard", decoded.shard),
     ]
     row.time_utc = decoded.time
@@ -427,6 +439,9 @@ def _detect(
     for index, reading in enumerate(readings):
         try:
             decoded = reading.decode(row.value)
+        except CheckDigitMismatch as exc:
+            notes.append(f"as {_what(reading)} of {reading.label}: {exc}")
+            continue
         except InvalidId:
             continue  # out of its range, or no date-time stem: nothing worth saying
         held = [h for h in holders if h.field in reading.fields]
