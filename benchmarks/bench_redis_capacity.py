@@ -1,6 +1,7 @@
 """What one Redis primary sustains with our scripts (the capacity plan's Redis figures).
 
     python benchmarks/bench_redis_capacity.py [--seconds 1.5] [--clients 2] [--processes 8]
+        [--paced-seconds 2]
 
 Starts a redis-server of its own on a free loopback port (stopped by pid at the end), and
 has ``--clients`` processes send pipelines of 500 ``EVALSHA`` of one script each for
@@ -216,7 +217,9 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=1.5)
     parser.add_argument("--clients", type=int, default=2)
     parser.add_argument("--processes", type=int, default=8)
+    parser.add_argument("--paced-seconds", type=float, default=PACED_S)
     args = parser.parse_args()
+    globals()["PACED_S"] = args.paced_seconds  # the forked children read it
     if not shutil.which("redis-server"):
         print("bench_redis_capacity: redis-server is not installed")
         return 1
