@@ -26,7 +26,7 @@ from .blocks import BlockIssuer
 from .recovery import database_position, resume_past
 from .stores import MISSING, ReserveArgs, get_store
 
-__all__ = ["StreamIssuer", "fields_of_stream", "get_issuer"]
+__all__ = ["StreamIssuer", "block_sizes", "fields_of_stream", "get_issuer"]
 
 DST_EXTRA_LEAD_S = 3600  # the repeated hour of a fall-back
 # A store flushed again and again (right between a recovery and the reservation after it)
@@ -309,15 +309,30 @@ _issuers: dict[tuple[str, OrderNumberFormat], StreamIssuer] = {}
 def _forget_issuers() -> None:
     # Their counts stay in the counters: a counter never goes back.
     for issuer in list(_issuers.values()):
-        issued, _ = issuer.read_metrics()
-        if issued:
-            metrics.count("order_numbers_issued", issuer.stream, issuer._store_name, by=issued)
+        for name, labels, value in _counts_of(issuer):
+            if value:
+                metrics.count(name, *labels, by=value)
     _issuers.clear()
+
+
+def _counts_of(issuer: StreamIssuer) -> Iterator[tuple[str, tuple[str, ...], int]]:
+    labels = (issuer.stream, issuer._store_name)
+    yield "order_numbers_issued", labels, issuer._issued
+    blocks = issuer._blocks
+    if blocks is not None:
+        yield "order_numbers_abandoned", labels, blocks.abandoned
+        yield "order_blocks", labels, blocks.blocks
+        yield "order_block_numbers", labels, blocks.reserved
+
+
+def block_sizes() -> dict[str, int]:
+    """The size of this process's next block of each stream it issued numbers of."""
+    return {issuer.stream: issuer.block_size() for issuer in list(_issuers.values())}
 
 
 def _issued() -> Iterator[tuple[str, tuple[str, ...], int]]:
     for issuer in list(_issuers.values()):
-        yield "order_numbers_issued", (issuer.stream, issuer._store_name), issuer._issued
+        yield from _counts_of(issuer)
 
 
 def _fill() -> Iterator[tuple[str, float]]:

@@ -213,3 +213,27 @@ def test_a_flushed_store_never_reissues_a_block_in_flight(throwaway_redis, clock
     ours = {field.format.position(n) for n in issued}
     assert len(ours) == len(issued)
     assert not ours & {field.format.position(n) for n in theirs}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_blocks_taken_their_numbers_and_the_abandoned_ones_are_counted(backend, clock):
+    from tests.metrics.test_metrics import sample
+
+    clock.ns = (clock.ns // 10**9 + 1) * 10**9 + 100 * MS
+    field = ShopOrder._meta.get_field("number")
+    labels = {"stream": field.stream, "store": backend}
+    names = ("order_blocks", "order_block_numbers", "order_numbers_abandoned")
+    before = [sample(f"snowid_{name}_total", **labels) for name in names]
+    issuer = _issuer(clock)
+    for _ in range(100):
+        issuer.next_number(1)
+    held = issuer._store.read(field.stream)
+    clock.advance_ms(950)  # the next second: the rest of the block is abandoned
+    issuer.next_number(1)
+    blocks, numbers, abandoned = (
+        sample(f"snowid_{name}_total", **labels) - was
+        for name, was in zip(names, before, strict=True)
+    )
+    assert blocks < 100
+    assert held[1] == 100 + abandoned  # the first second's numbers: used or abandoned
+    assert abandoned > 0 and numbers > 100 + abandoned  # and the next second's block
