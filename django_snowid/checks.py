@@ -149,6 +149,7 @@ CHECK_IDS: dict[str, str] = {
     "django_snowid.E214": "The ``SNOWID_ORDER_PACKING``/``SEQUENCE_BITS``/``SHARD_BITS``/"
     "``SEQUENCE_DIGITS``/``SHARD_DIGITS``/``ZONE`` settings make no valid format (each field "
     "that uses them also reports E202).",
+    "django_snowid.E219": "``SNOWID_ORDER_BLOCK_MAX`` is not an integer from 1 to 1000000.",
     "django_snowid.E220": "Order numbers keep their streams in the database "
     '(``SNOWID_ORDER_BACKEND = "database"``) but its table is missing: the code runs before '
     "``manage.py migrate``, or the table was dropped. No order number is issued until it "
