@@ -80,12 +80,16 @@ class StreamIssuer:
         or digits of ``user``, ends the number; a shard value is its own shard)."""
         blocks = self._blocks
         if blocks is not None:
-            position = blocks.take() or self._next_block(blocks)
-            if position is None:
-                return self.next_numbers([user])[0]
-            if self._metrics:
-                self._count(position[1], 1)
-            return self._compose(position[0], position[1], user % self._shards)
+            position = blocks.take()
+            if position is None and self._store.holds_blocks():
+                position = self._next_block(blocks)
+                if position is None:
+                    return self.next_numbers([user])[0]
+            if position is not None:
+                if self._metrics:
+                    self._count(position[1], 1)
+                return self._compose(position[0], position[1], user % self._shards)
+            # A store that holds no block now (a transaction): one number, as without blocks.
         # The common case in one reservation and no list; anything else (a full second,
         # recovery, errors) goes through next_numbers(), which nothing was issued for yet.
         try:
@@ -94,6 +98,9 @@ class StreamIssuer:
             self._unreachable()
             raise
         if type(outcome) is Reserved:
+            if blocks is not None:
+                # Nothing of a block reserved before this number may come after it.
+                blocks.passed((outcome.local_second, outcome.first_sequence))
             if self._metrics:
                 self._count(outcome.first_sequence, 1)
             shard = user % self._shards  # the format's shard_of_user(), without the call

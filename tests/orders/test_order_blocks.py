@@ -237,3 +237,30 @@ def test_blocks_taken_their_numbers_and_the_abandoned_ones_are_counted(backend, 
     assert blocks < 100
     assert held[1] == 100 + abandoned  # the first second's numbers: used or abandoned
     assert abandoned > 0 and numbers > 100 + abandoned  # and the next second's block
+
+
+@pytest.mark.django_db(transaction=True)
+def test_inside_a_transaction_the_database_store_reserves_one_number_a_call(clock, settings):
+    """A block's UPDATE that a rollback could undo is never held: inside a transaction the
+    process finishes the block it reserved in autocommit (committed), then reserves one
+    number a call."""
+    from django.db import transaction
+
+    settings.SNOWID_ORDER_BACKEND = "database"
+    clock.ns = (clock.ns // 10**9 + 1) * 10**9 + 100 * MS
+    field = ShopOrder._meta.get_field("number")
+    issuer = _issuer(clock)
+    before = [field.format.position(issuer.next_number(1)) for _ in range(100)]
+    blocks = issuer._blocks
+    assert blocks is not None and blocks.blocks < 100
+    taken, held = blocks.blocks, issuer._store.read(field.stream)
+    with transaction.atomic():
+        inside = [field.format.position(issuer.next_number(1)) for _ in range(200)]
+        state = issuer._store.read(field.stream)
+        transaction.set_rollback(True)
+    assert blocks.blocks == taken  # no block reserved inside
+    assert inside == sorted(set(inside)) and inside[0] > before[-1]
+    assert inside[: held[1] - before[-1][1]] == [
+        (held[0], s) for s in range(before[-1][1] + 1, held[1] + 1)
+    ]
+    assert state == inside[-1]  # one number a call past the block: the store at the last

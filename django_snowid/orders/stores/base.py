@@ -57,6 +57,11 @@ class OrderStore(Protocol):
 
     def reserve(self, stream: str, args: ReserveArgs) -> Outcome | Missing: ...
 
+    def holds_blocks(self) -> bool:
+        """Whether a block reserved now stays reserved whatever the caller's transaction
+        does (else a process reserves one number a call)."""
+        ...
+
     def reserve_block(self, stream: str, args: ReserveArgs) -> Block | Outcome | Missing:
         """Reserve a block of at most ``args.wanted`` numbers of the current second for
         this process, in one call (``core.order_stream.reserve_block``). The store's

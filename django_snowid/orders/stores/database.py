@@ -197,6 +197,11 @@ class DatabaseOrderStore:
     def reserve(self, stream: str, args: ReserveArgs) -> Outcome | Missing:
         return self._run(self._reserve, stream, args)
 
+    def holds_blocks(self) -> bool:
+        # Inside the caller's transaction a rollback would undo the block's UPDATE while
+        # the process still hands its numbers out.
+        return transaction.get_autocommit(self._db())
+
     def reserve_block(self, stream: str, args: ReserveArgs) -> Block | Outcome | Missing:
         return self._run(self._reserve_block, stream, args)
 

@@ -282,6 +282,9 @@ class RedisOrderStore:
             return outcome
         raise _garbage(key)
 
+    def holds_blocks(self) -> bool:
+        return True
+
     def reserve_block(self, stream: str, args: ReserveArgs) -> Block | Outcome | Missing:
         key = self.key(stream)
         argv: tuple[Any, ...] = args
