@@ -200,7 +200,10 @@ class DatabaseOrderStore:
     def holds_blocks(self) -> bool:
         # Inside the caller's transaction a rollback would undo the block's UPDATE while
         # the process still hands its numbers out.
-        return transaction.get_autocommit(self._db())
+        try:
+            return transaction.get_autocommit(self._db())
+        except DatabaseError:
+            return True  # unreachable: reserve_block() says so, in our words
 
     def reserve_block(self, stream: str, args: ReserveArgs) -> Block | Outcome | Missing:
         return self._run(self._reserve_block, stream, args)
