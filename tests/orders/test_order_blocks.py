@@ -3,6 +3,7 @@ process (``SNOWID_ORDER_BLOCK_MAX``), the store's state past all of them at once
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 import pytest
@@ -264,3 +265,25 @@ def test_inside_a_transaction_the_database_store_reserves_one_number_a_call(cloc
         (held[0], s) for s in range(before[-1][1] + 1, held[1] + 1)
     ]
     assert state == inside[-1]  # one number a call past the block: the store at the last
+
+
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+def test_a_forked_child_drops_its_parents_block(throwaway_redis):
+    """The parent's block is the parent's to hand out: a forked child reserves its own."""
+    from tests.support import in_child
+
+    field = ShopOrder._meta.get_field("number")
+    with override_settings(CACHES=throwaway_redis.caches(), SNOWID_ORDER_BACKEND="redis"):
+        issuer = get_issuer(field.stream, field.format)
+        issuer.next_number(1)  # waits for the recovered second
+        while True:  # a block with numbers left, far from the end of its second
+            parent = [field.format.position(issuer.next_number(1)) for _ in range(64)]
+            held = issuer._store.read(field.stream)
+            if held[0] == parent[-1][0] and held > parent[-1]:
+                break
+        child = in_child(lambda: field.format.position(issuer.next_number(1)))
+        after = field.format.position(issuer.next_number(1))
+    assert child.startswith("ok:"), child
+    assert ast.literal_eval(child[3:]) > held  # past everything the parent reserved
+    assert after > parent[-1]
