@@ -1,6 +1,7 @@
 """What one Redis primary sustains with our scripts (the capacity plan's Redis figures).
 
-    python benchmarks/bench_redis_capacity.py [--seconds 1.5] [--clients 2]
+    python benchmarks/bench_redis_capacity.py [--seconds 1.5] [--clients 2] [--processes 8]
+        [--paced-seconds 2]
 
 Starts a redis-server of its own on a free loopback port (stopped by pid at the end), and
 has ``--clients`` processes send pipelines of 500 ``EVALSHA`` of one script each for
@@ -8,6 +9,13 @@ has ``--clients`` processes send pipelines of 500 ``EVALSHA`` of one script each
 primary (one core) sustains for that script. Measured in the same run, as the baseline:
 pipelined ``PING``, the cheapest command there is. Figures are per server; a cluster
 multiplies them by its primaries (each sequence, stream and lease pool lives on one).
+
+Then order numbers as an application issues them, in blocks (``SNOWID_ORDER_BLOCK_MAX``):
+``--processes`` processes call ``next_number()`` as fast as they can, 4 streams each (a
+19-bit sequence, so that no stream's second fills up), for ``--seconds``; the total is
+the numbers one primary serves (against one script call a number, the RESERVE row above).
+And at 10, 1,000 and 10,000 numbers a second per process, paced: the numbers the blocks
+abandoned at the end of their seconds, as a share of the numbers reserved.
 """
 
 from __future__ import annotations
@@ -113,11 +121,105 @@ CASES = {
 }
 
 
+STREAMS = 4  # a process's streams in the block figures
+PACED_S = 2.0  # how long each paced rate runs
+
+
+def _block_issuers(port: int, worker: int) -> list[object]:
+    """Issuers of this process's streams, on the redis-server at ``port``, recovered."""
+    from django.test import override_settings
+
+    from django_snowid.core.order_format import OrderNumberFormat
+    from django_snowid.orders.issuer import StreamIssuer
+    from django_snowid.orders.recovery import recover_stream
+
+    caches = {
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "snowid": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{port}/0",
+        },
+    }
+    override_settings(CACHES=caches).enable()  # this process's for good
+    fmt = OrderNumberFormat(sequence_bits=19, shard_bits=4)
+    issuers = []
+    for n in range(STREAMS):
+        stream = f"bench-blocks-{worker}-{n}"
+        recover_stream(stream, fmt, [])
+        issuer = StreamIssuer(stream, fmt)
+        issuer.next_number(1)  # waits for the recovered second
+        issuers.append(issuer)
+    return issuers
+
+
+def _issue_flat_out(port: int, worker: int, start_at: float, seconds: float, out: object) -> None:
+    issuers = _block_issuers(port, worker)
+    calls = [issuer.next_number for issuer in issuers]  # type: ignore[attr-defined]
+    while time.time() < start_at:
+        time.sleep(0.001)
+    count, end = 0, start_at + seconds
+    while time.time() < end:
+        for call in calls:
+            for _ in range(100):
+                call(12)
+        count += 100 * len(calls)
+    out.put(count / seconds)  # type: ignore[attr-defined]
+
+
+def _issue_paced(port: int, worker: int, rate: int, start_at: float, out: object) -> None:
+    issuers = _block_issuers(port, worker)
+    issuer = issuers[0]
+    blocks = issuer._blocks  # type: ignore[attr-defined]
+    first_reserved, first_abandoned = blocks.reserved, blocks.abandoned
+    while time.time() < start_at:
+        time.sleep(0.001)
+    issued, step = 0, 1 / rate
+    began = time.perf_counter()
+    while (now := time.perf_counter() - began) < PACED_S:
+        due = int(now * rate) + 1
+        while issued < due:
+            issuer.next_number(12)  # type: ignore[attr-defined]
+            issued += 1
+        time.sleep(max(0.0, min(step, issued / rate - (time.perf_counter() - began))))
+    blocks.wanted(0)  # the last block ends: its unused numbers count as abandoned
+    out.put(  # type: ignore[attr-defined]
+        (issued, blocks.reserved - first_reserved, blocks.abandoned - first_abandoned)
+    )
+
+
+def _blocks(server: OwnRedis, processes: int, seconds: float) -> tuple[float, dict]:
+    context = multiprocessing.get_context("fork")
+
+    def run(target: object, extra: tuple) -> list:
+        out = context.Queue()
+        start_at = time.time() + 2.5  # every child started, recovered and warm
+        workers = [
+            context.Process(target=target, args=(server.port, n, *extra(start_at), out))  # type: ignore[arg-type]
+            for n in range(processes)
+        ]
+        for worker in workers:
+            worker.start()
+        results = [out.get(timeout=120) for _ in workers]
+        for worker in workers:
+            worker.join()
+        return results
+
+    total = sum(run(_issue_flat_out, lambda start_at: (start_at, seconds)))
+    paced = {}
+    for rate in (10, 1_000, 10_000):
+        rows = run(_issue_paced, lambda start_at, rate=rate: (rate, start_at))
+        paced[rate] = tuple(sum(column) for column in zip(*rows, strict=True))
+    return total, paced
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=1.5)
     parser.add_argument("--clients", type=int, default=2)
+    parser.add_argument("--processes", type=int, default=8)
+    parser.add_argument("--paced-seconds", type=float, default=PACED_S)
     args = parser.parse_args()
+    globals()["PACED_S"] = args.paced_seconds  # the forked children read it
     if not shutil.which("redis-server"):
         print("bench_redis_capacity: redis-server is not installed")
         return 1
@@ -140,6 +242,8 @@ def main() -> int:
             for worker in workers:
                 worker.join()
 
+        blocks = _blocks(server, args.processes, args.seconds)
+
     baseline = results["PING (baseline)"]
     print(
         f"one Redis primary, {args.clients} clients, pipelines of {PIPELINE}, "
@@ -147,6 +251,31 @@ def main() -> int:
     )
     for case, rate in results.items():
         print(f"{case:44} {rate:12,.0f} calls/s   {rate / baseline:5.2f}x PING")
+    total, paced = blocks
+    single = results["order number (RESERVE_LUA)"]
+    print(
+        f"\norder numbers in blocks, {args.processes} processes x {STREAMS} streams, "
+        f"next_number() as fast as each can"
+    )
+    print(
+        f"{'numbers issued, all processes':44} {total:12,.0f} numbers/s "
+        f"{total / single:5.2f}x one script call a number"
+    )
+    print(
+        f"\n{'paced, per process':20} {'issued':>9} {'reserved':>9} {'abandoned':>9} "
+        f"{'of reserved':>12} {'abandoned/s':>12} {'of a 14-bit second':>19}"
+    )
+    for rate, (issued, reserved, abandoned) in paced.items():
+        share = abandoned / reserved if reserved else 0.0
+        per_s = abandoned / args.processes / PACED_S  # one process's, on one stream
+        print(
+            f"{f'{rate:,}/s':20} {issued:>9,} {reserved:>9,} {abandoned:>9,} {share:>12.1%} "
+            f"{per_s:>12,.0f} {per_s / 16_383:>19.2%}"
+        )
+    ok = total >= 1_000_000
+    print(
+        f"\n[{'PASS' if ok else 'MISS'}] one primary, blocks >= 1,000,000 numbers/s: {total:,.0f}/s"
+    )
     return 0
 
 

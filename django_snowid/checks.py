@@ -152,6 +152,7 @@ CHECK_IDS: dict[str, str] = {
     "django_snowid.E215": "``SNOWID_ORDER_KEY`` is missing while a field conceals its "
     "sequences, or is no key of at least 32 characters, or no list of ``(valid_from, key)`` "
     "pairs with increasing ``valid_from`` (the message never shows a key).",
+    "django_snowid.E219": "``SNOWID_ORDER_BLOCK_MAX`` is not an integer from 1 to 1000000.",
     "django_snowid.E220": "Order numbers keep their streams in the database "
     '(``SNOWID_ORDER_BACKEND = "database"``) but its table is missing: the code runs before '
     "``manage.py migrate``, or the table was dropped. No order number is issued until it "

@@ -239,6 +239,11 @@ class SnowidSettings:
         0,
         "each second's sequence starts at a random value in ``1..N+1``",
     )
+    ORDER_BLOCK_MAX: Setting[int] = Setting(
+        1024,
+        "the most numbers of one second a process reserves in one store call (a block, "
+        "sized by its rate; numbers left when the second ends are gaps); 1: one number a call",
+    )
     ORDER_INSERT_RETRIES: Setting[int] = Setting(
         3,
         "new numbers drawn when an INSERT fails on the UNIQUE column",

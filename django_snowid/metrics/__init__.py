@@ -48,6 +48,9 @@ __all__ = [
 COUNTERS: dict[str, tuple[str, ...]] = {
     "ids_issued": ("layout", "store"),
     "order_numbers_issued": ("stream", "store"),
+    "order_numbers_abandoned": ("stream", "store"),
+    "order_blocks": ("stream", "store"),
+    "order_block_numbers": ("stream", "store"),
     "sequence_values_issued": ("sequence", "store"),
     "refusals": ("part", "cause"),
     "waits": ("part", "cause"),

@@ -31,6 +31,11 @@ __all__ = ["DESCRIPTIONS", "REMAINING_HELP", "RENEW_HELP", "SnowidCollector", "i
 DESCRIPTIONS = {
     "ids_issued": "Snowflake ids issued by this process",
     "order_numbers_issued": "Order numbers issued by this process",
+    "order_numbers_abandoned": "Order numbers of this process's blocks left unused when "
+    "their second ended (gaps, never issued)",
+    "order_blocks": "Blocks of order numbers this process reserved (one store call each)",
+    "order_block_numbers": "Order numbers the blocks of this process reserved (divided by "
+    "snowid_order_blocks_total: the mean block size)",
     "sequence_values_issued": "Sequence values issued by this process",
     "refusals": "Calls that issued nothing and raised, by part and cause",
     "waits": "Waits before issuing, by part and cause",

@@ -103,6 +103,12 @@ _ORDER_SETTINGS: tuple[tuple[str, Any, str, str], ...] = (
         "an integer from 0 to 100",
         "E213",
     ),
+    (
+        "BLOCK_MAX",
+        lambda v: _is_int(v) and 1 <= v <= 1_000_000,
+        "an integer from 1 (one number a store call) to 1000000",
+        "E219",
+    ),
 )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from .. import inventory, metrics
 from ..conf import conf, on_settings_changed
 from ..core.layout import iso_utc
+from ..core.order_blocks import Block
 from ..core.order_format import OrderNumberFormat
 from ..core.order_stream import ClockBehind, Reserved, Resuming, SecondFull
 from ..exceptions import (
@@ -21,10 +22,11 @@ from ..exceptions import (
     OrderNumberUnavailable,
     OrderSecondFull,
 )
+from .blocks import BlockIssuer
 from .recovery import database_position, resume_past
 from .stores import MISSING, ReserveArgs, get_store
 
-__all__ = ["StreamIssuer", "fields_of_stream", "get_issuer"]
+__all__ = ["StreamIssuer", "block_sizes", "fields_of_stream", "get_issuer"]
 
 DST_EXTRA_LEAD_S = 3600  # the repeated hour of a fall-back
 # A store flushed again and again (right between a recovery and the reservation after it)
@@ -64,6 +66,9 @@ class StreamIssuer:
         self._max_wait_s = conf.ORDER_MAX_WAIT_MS / 1000
         # The arguments of a one-number reservation, when they never change.
         self._one = None if self._random_start or not self._utc else self._args(1)
+        # SNOWID_ORDER_BLOCK_MAX: this process's blocks of the stream (None: one a call).
+        block_max = int(conf.ORDER_BLOCK_MAX)
+        self._blocks = BlockIssuer(block_max) if block_max > 1 else None
         # SNOWID_METRICS: count the numbers issued, and the fullest second (its largest
         # sequence) since metrics last read it.
         self._metrics = bool(conf.METRICS)
@@ -76,6 +81,18 @@ class StreamIssuer:
     def next_number(self, user: int = 0) -> int:
         """The next number of the stream, for a user of id ``user`` (its shard, the low bits
         or digits of ``user``, ends the number; a shard value is its own shard)."""
+        blocks = self._blocks
+        if blocks is not None:
+            position = blocks.take()
+            if position is None and self._store.holds_blocks():
+                position = self._next_block(blocks)
+                if position is None:
+                    return self.next_numbers([user])[0]
+            if position is not None:
+                if self._metrics:
+                    self._count(position[1], 1)
+                return self._compose(position[0], position[1], user % self._shards)
+            # A store that holds no block now (a transaction): one number, as without blocks.
         # The common case in one reservation and no list; anything else (a full second,
         # recovery, errors) goes through next_numbers(), which nothing was issued for yet.
         try:
@@ -84,11 +101,37 @@ class StreamIssuer:
             self._unreachable()
             raise
         if type(outcome) is Reserved:
+            if blocks is not None:
+                # Nothing of a block reserved before this number may come after it.
+                blocks.passed((outcome.local_second, outcome.first_sequence))
             if self._metrics:
                 self._count(outcome.first_sequence, 1)
             shard = user % self._shards  # the format's shard_of_user(), without the call
             return self._compose(outcome.local_second, outcome.first_sequence, shard)
         return self.next_numbers([user])[0]
+
+    def _next_block(self, blocks: BlockIssuer) -> tuple[int, int] | None:
+        """The first position of a new block; ``None``: the store answered anything else
+        (next_numbers() deals with it)."""
+        with blocks.lock:
+            position = blocks._take()  # another thread's block, reserved meanwhile
+            if position is not None:
+                return position
+            offset = 0 if self._utc else self.format.utc_offset_at(time.time())
+            args = self._args(blocks.wanted(offset))
+            sent = blocks.monotonic()
+            try:
+                outcome = self._store.reserve_block(self.stream, args)
+            except OrderNumberUnavailable:
+                self._unreachable()
+                raise
+            if type(outcome) is Block:
+                return blocks.hold(outcome, sent)
+        return None
+
+    def block_size(self) -> int:
+        """The size of this process's next block of the stream (1: one number a call)."""
+        return 1 if self._blocks is None else self._blocks.size
 
     def _count(self, first_sequence: int, count: int) -> None:
         # Plain ints, no lock: a lost update under a race costs one count, never a number.
@@ -134,8 +177,16 @@ class StreamIssuer:
         current second in one round trip; the block's numbers increase, but numbers other
         processes issue meanwhile may fall between them.
         """
+        numbers, last = self._next_numbers(users)
+        if self._blocks is not None:
+            # Nothing of a block reserved before these numbers may be issued after them.
+            self._blocks.passed(last)
+        return numbers
+
+    def _next_numbers(self, users: Sequence[int]) -> tuple[list[int], tuple[int, int]]:
         shards = [user % self._shards for user in users]
         numbers: list[int] = []
+        last = (0, 0)
         deadline: float | None = None
         recovered = 0
         while len(numbers) < len(shards):
@@ -160,6 +211,7 @@ class StreamIssuer:
                 first = self._compose(second, sequence, 0)
                 step = self._seq_factor
                 numbers.extend(first + i * step + shards[start + i] for i in range(outcome.count))
+                last = max(last, (outcome.local_second, outcome.first_sequence + outcome.count - 1))
             elif isinstance(outcome, SecondFull):
                 if self._raise_when_full:
                     raise self._refuse("second_full", OrderSecondFull(self._full_message()))
@@ -198,7 +250,7 @@ class StreamIssuer:
                         f"it was recovered, {recovered} times; nothing was issued."
                     ),
                 )
-        return numbers
+        return numbers, last
 
     def _refuse(self, cause: str, error: OrderNumberError) -> OrderNumberError:
         metrics.refused(logger, "orders", cause, str(error))
@@ -209,6 +261,8 @@ class StreamIssuer:
         there (the store issued it again), resume past the store's clock in any case.
         ``lost``: the store said it holds no verified state; the caller whose recovery
         rebuilds it logs the loss (one line, however many callers found it)."""
+        if force and self._blocks is not None:
+            self._blocks.drop()  # the store issued a number again: nothing held is trusted
         database, _ = database_position(fields_of_stream(self.stream), self.format)
         before, after = resume_past(
             self.stream,
@@ -219,6 +273,8 @@ class StreamIssuer:
         )
         if before == after:
             return  # the store's state was verified (or another caller rebuilt it)
+        if self._blocks is not None:
+            self._blocks.drop()
         if lost:
             logger.warning(
                 "Store loss detected: the order-number store %r held no verified state of "
@@ -273,15 +329,30 @@ _issuers: dict[tuple[str, OrderNumberFormat], StreamIssuer] = {}
 def _forget_issuers() -> None:
     # Their counts stay in the counters: a counter never goes back.
     for issuer in list(_issuers.values()):
-        issued, _ = issuer.read_metrics()
-        if issued:
-            metrics.count("order_numbers_issued", issuer.stream, issuer._store_name, by=issued)
+        for name, labels, value in _counts_of(issuer):
+            if value:
+                metrics.count(name, *labels, by=value)
     _issuers.clear()
+
+
+def _counts_of(issuer: StreamIssuer) -> Iterator[tuple[str, tuple[str, ...], int]]:
+    labels = (issuer.stream, issuer._store_name)
+    yield "order_numbers_issued", labels, issuer._issued
+    blocks = issuer._blocks
+    if blocks is not None:
+        yield "order_numbers_abandoned", labels, blocks.abandoned
+        yield "order_blocks", labels, blocks.blocks
+        yield "order_block_numbers", labels, blocks.reserved
+
+
+def block_sizes() -> dict[str, int]:
+    """The size of this process's next block of each stream it issued numbers of."""
+    return {issuer.stream: issuer.block_size() for issuer in list(_issuers.values())}
 
 
 def _issued() -> Iterator[tuple[str, tuple[str, ...], int]]:
     for issuer in list(_issuers.values()):
-        yield "order_numbers_issued", (issuer.stream, issuer._store_name), issuer._issued
+        yield from _counts_of(issuer)
 
 
 def _fill() -> Iterator[tuple[str, float]]:

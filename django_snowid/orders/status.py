@@ -10,7 +10,7 @@ from typing import Any, Final
 
 from .. import inventory
 from ..conf import conf
-from .issuer import fields_of_stream
+from .issuer import block_sizes, fields_of_stream
 from .recovery import database_position, databases_for
 from .stores import get_store
 
@@ -44,8 +44,10 @@ def stream_rows(now: float | None = None) -> list[dict[str, Any]]:
     """One row per stream the store holds, by name: its position in the store and, for a
     stream of installed fields, the largest number in the database and the numbers a
     second over the last :data:`RATE_WINDOW_S` seconds (counted in the database, so the
-    same for either store; numbers ahead of the clock count too)."""
+    same for either store; numbers ahead of the clock count too), and the size of this
+    process's next block of the stream (``None``: it issued none of it)."""
     store = get_store()
+    sizes = block_sizes()
     now = time.time() if now is None else now
     rows = []
     for stream in sorted(store.streams()):
@@ -60,6 +62,7 @@ def stream_rows(now: float | None = None) -> list[dict[str, Any]]:
             "sequence": position[1],
             "last_number": None,
             "rate_1min": None,
+            "block_size": sizes.get(stream),
         }
         if fields:
             fmt = fields[0].format  # the fields of a stream share it (check E204)

@@ -62,6 +62,9 @@ def test_order_streams_show_their_last_number_and_rate(client, settings):
     assert row["rate_1min"] == round(3 / 60, 2)
     assert b"Numbers/s (last minute)" in response.content
     assert str(max(numbers)).encode() in response.content
+    # Inside the test's transaction a block could be rolled back: one number a call.
+    assert row["block_size"] == 1
+    assert b"Block size (this process)" in response.content
 
 
 def test_a_streams_last_second_reads_as_a_utc_time(client, settings):

@@ -60,7 +60,8 @@ def test_processes_and_threads_save_orders_without_duplicates(backend):
     assert ShopOrder.objects.count() == len(numbers)
     largest = ShopOrder.objects.aggregate(m=Max("number"))["m"]
     assert largest == max(numbers)
-    assert get_store().read(field.stream) == field.format.position(largest)
+    # Past the largest number: numbers left in the processes' blocks are gaps.
+    assert get_store().read(field.stream) >= field.format.position(largest)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -25,10 +25,16 @@ def run_script(*args: str, env: dict[str, str] | None = None, timeout: int = 120
 @pytest.mark.slow
 @pytest.mark.redis
 def test_redis_capacity_measures_every_script():
-    out = run_script("benchmarks/bench_redis_capacity.py", "--seconds", "0.2", "--clients", "1")
+    out = run_script(
+        "benchmarks/bench_redis_capacity.py",
+        *("--seconds", "0.2", "--clients", "1", "--processes", "2", "--paced-seconds", "0.3"),
+    )
     rates = dict(re.findall(r"^(\S.*?)\s+([\d,]+) calls/s", out, re.MULTILINE))
     assert len(rates) == 5, out
     assert all(int(rate.replace(",", "")) > 0 for rate in rates.values()), rates
+    assert re.search(r"^numbers issued, all processes\s+[\d,]+ numbers/s", out, re.MULTILINE), out
+    paced = re.findall(r"^([\d,]+)/s\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)", out, re.MULTILINE)
+    assert [rate for rate, *_ in paced] == ["10", "1,000", "10,000"], out
 
 
 @pytest.mark.slow

@@ -129,6 +129,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "workers.heartbeat",
         "workers.held",
         "orders.issuer",
+        "orders.blocks",
         "orders.recovery",
         "orders.retry",
         "sequences.issuer",

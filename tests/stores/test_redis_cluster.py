@@ -169,7 +169,8 @@ def test_orders_from_four_processes_unique_across_a_slot_migration(cluster, caps
         mine = [field.format.position(n) for _, n in ns]
         assert mine == sorted(mine), "a process's numbers went down"
     assert sorted(ShopOrder.objects.values_list("number", flat=True)) == sorted(numbers)
-    assert state == field.format.position(max(numbers))
+    # Past the largest number: numbers left in the processes' blocks are gaps.
+    assert state >= field.format.position(max(numbers))
     pause = max(
         max(b - a for (a, _), (b, _) in itertools.pairwise(ns)) for _, ns, _, _ in per_process
     )

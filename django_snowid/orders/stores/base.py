@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final, NamedTuple, Protocol, get_args
 
 from ...conf import OrderBackend
+from ...core.order_blocks import Block
 from ...core.order_stream import Outcome
 
 __all__ = [
@@ -55,6 +56,18 @@ class OrderStore(Protocol):
     name: str
 
     def reserve(self, stream: str, args: ReserveArgs) -> Outcome | Missing: ...
+
+    def holds_blocks(self) -> bool:
+        """Whether a block reserved now stays reserved whatever the caller's transaction
+        does (else a process reserves one number a call)."""
+        ...
+
+    def reserve_block(self, stream: str, args: ReserveArgs) -> Block | Outcome | Missing:
+        """Reserve a block of at most ``args.wanted`` numbers of the current second for
+        this process, in one call (``core.order_stream.reserve_block``). The store's
+        state moves past the whole block at once, so a recovery is past every number
+        of it, used or not. A block the caller's transaction could undo is one number."""
+        ...
 
     def recover(
         self, stream: str, database: Position | None, args: RecoverArgs

@@ -10,7 +10,8 @@ from typing import Any, Final
 from django.apps import apps
 from django.db import DatabaseError, OperationalError, connections, router, transaction
 
-from ...core.order_stream import Outcome, Reserved, behind, reserve, resume
+from ...core.order_blocks import BLOCK_SHARE, Block
+from ...core.order_stream import Outcome, Reserved, behind, reserve, reserve_block, resume
 from ...db.errors import is_contention, is_missing_table
 from ...db.returning import built, execute, returned, returning
 from ...db.tables import missing_message
@@ -72,7 +73,13 @@ def _continuing_sql(connection: Any) -> str:
 
 
 def claim(
-    connection: Any, stream: str, now: int, args: ReserveArgs, *, continuing: bool = False
+    connection: Any,
+    stream: str,
+    now: int,
+    args: ReserveArgs,
+    *,
+    continuing: bool = False,
+    share: int = 1,
 ) -> Reserved | None:
     """Reserve ``args.wanted`` numbers of ``stream`` at local second ``now`` in one
     statement, atomic on its own, in whatever transaction ``connection`` is in.
@@ -80,20 +87,22 @@ def claim(
     ``None``: the statement changed nothing; :func:`core.order_stream.reserve` on the row
     would not grant the whole block there (or there is no row). ``continuing`` (the row
     is known not to be in an earlier second): the statement without the restart, which
-    changes nothing on a row of an earlier second.
+    changes nothing on a row of an earlier second. ``share``: the block is granted only
+    where at least ``share`` times as many numbers are left in the second.
     """
     cap, count = args.cap, args.wanted
     fresh = args.first_sequence - 1 + count  # the sequence after a new second's block
+    needed = count * share  # the room a block needs left in its second
     params = {
         "name": stream,
         "now": now,
         # A row of an earlier second restarts the sequence, unless the block is larger than
         # a new second holds (no second is below 0).
-        "restart_below": now if fresh <= cap else 0,
+        "restart_below": now if args.first_sequence - 1 + needed <= cap else 0,
         "fresh": fresh,
         "count": count,
         "horizon": now + args.max_lead,  # the furthest a second may be ahead of the clock
-        "room": cap - count,  # the largest sequence a block fits after
+        "room": cap - needed,  # the largest sequence a block fits after
         "m": cap + 1,
     }
     if continuing:
@@ -187,6 +196,66 @@ class DatabaseOrderStore:
 
     def reserve(self, stream: str, args: ReserveArgs) -> Outcome | Missing:
         return self._run(self._reserve, stream, args)
+
+    def holds_blocks(self) -> bool:
+        # Inside the caller's transaction a rollback would undo the block's UPDATE while
+        # the process still hands its numbers out.
+        try:
+            return transaction.get_autocommit(self._db())
+        except DatabaseError:
+            return True  # unreachable: reserve_block() says so, in our words
+
+    def reserve_block(self, stream: str, args: ReserveArgs) -> Block | Outcome | Missing:
+        return self._run(self._reserve_block, stream, args)
+
+    def _reserve_block(
+        self, connection: Any, stream: str, args: ReserveArgs
+    ) -> Block | Outcome | Missing:
+        if args.wanted > 1 and not transaction.get_autocommit(connection.alias):
+            # The caller's transaction could roll the block back while this process
+            # still hands its numbers out: one number, as reserve() does.
+            args = args._replace(wanted=1)
+        now_float = self.clock()
+        now = int(now_float) + args.offset
+        now_ms = int(now_float % 1 * 1000)
+        continuing = self._seconds.get(stream, -1) >= now
+        if args.wanted > 1:
+            # One UPDATE: the whole block, on the clock's second, where it takes at most
+            # one BLOCK_SHARE-th of the rest of the second; else the locked path decides.
+            block_args = args._replace(max_lead=0)
+            reserved = claim(
+                connection, stream, now, block_args, continuing=continuing, share=BLOCK_SHARE
+            )
+        else:
+            reserved = claim(connection, stream, now, args, continuing=continuing)
+        if reserved is not None:
+            self._seconds[stream] = reserved.local_second
+            second = reserved.local_second
+            ms_left = (second - now) * 1000 + (1000 - now_ms)
+            return Block(second, reserved.first_sequence, reserved.count, ms_left)
+        sql = built(connection, "order-store", self._sql)
+        with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+            if connection.vendor == "sqlite":
+                cursor.execute(sql["lock"], [stream])
+            cursor.execute(sql["select_locked"], [stream])
+            row = cursor.fetchone()
+            if row is None:
+                return MISSING
+            last = (int(row[0]), int(row[1]))
+            now_float = self.clock()
+            state, outcome = reserve_block(
+                last,
+                int(now_float) + args.offset,
+                int(now_float % 1 * 1000),
+                cap=args.cap,
+                count=args.wanted,
+                first_sequence=args.first_sequence,
+                max_lead=args.max_lead,
+            )
+            if state != last:
+                cursor.execute(sql["update"], [*state, stream])
+                self._seconds[stream] = state[0]
+        return outcome
 
     @staticmethod
     def _sql(connection: Any) -> dict[str, str]:

@@ -16,6 +16,7 @@ from typing import Any, Final
 import redis
 
 from ...conf import conf
+from ...core.order_blocks import BLOCK_SHARE, Block
 from ...core.order_stream import ClockBehind, Outcome, Reserved, Resuming, SecondFull
 from ...exceptions import OrderNumberError, OrderNumberUnavailable, RedisUnavailable
 from ...stores import redis_client as redisclient
@@ -23,7 +24,15 @@ from ...stores.base import Needs
 from ...stores.redis_scripts import RedisScript
 from .base import MISSING, Missing, Position, RecoverArgs, ReserveArgs
 
-__all__ = ["RECOVER", "RESERVE", "RedisOrderStore", "get_client", "reserve_outcome"]
+__all__ = [
+    "RECOVER",
+    "RESERVE",
+    "RESERVE_BLOCK",
+    "RedisOrderStore",
+    "block_outcome",
+    "get_client",
+    "reserve_outcome",
+]
 
 
 def get_client() -> Any:
@@ -80,6 +89,51 @@ local granted = math.min(count, cap - sequence)
 redis.call('HSET', KEYS[1], 'sec', second, 'seq', sequence + granted)
 return {1, second, sequence + 1, granted}
 """,
+    server_id=True,
+)
+
+# Reserve a block of one stream for one process: RESERVE's steps, the same keys and
+# arguments, ARGV[3] the block's wished size; the same steps as
+# core.order_stream.reserve_block(). A block of the clock's second gets at most one
+# BLOCK_SHARE-th of the rest of the second (at least 1); one ahead of the clock, 1 number.
+# Returns {1, second, first_sequence, count, ms_left}: reserved, usable for ms_left
+# milliseconds (the rest of its second on this clock); anything else as RESERVE.
+RESERVE_BLOCK: Final = RedisScript(
+    """
+local state = redis.call('HMGET', KEYS[1], 'sec', 'seq', 'hold', 'rid')
+if not state[1] then return {4} end
+local second, sequence = tonumber(state[1]), tonumber(state[2])
+if not second or not sequence then return {5} end
+if state[4] ~= ARGV[#ARGV] then return {7} end
+local t = #ARGV > 6 and {ARGV[6], ARGV[7]} or redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(ARGV[1])
+local now_ms = math.floor(tonumber(t[2]) / 1000)
+if state[3] then
+  local hold = tonumber(state[3])
+  if hold and now < hold and hold <= now + 1 then return {6, 1000 - now_ms} end
+  redis.call('HDEL', KEYS[1], 'hold')
+end
+local cap, count = tonumber(ARGV[2]), tonumber(ARGV[3])
+local first, lead = tonumber(ARGV[4]), tonumber(ARGV[5])
+if now > second then
+  second, sequence = now, first - 1
+elseif second - now > lead then
+  return {3, second - now}
+end
+if sequence >= cap then
+  if now < second and second < now + lead then
+    second, sequence = second + 1, first - 1
+  else
+    return {2, (second - now) * 1000 + (1000 - now_ms)}
+  end
+end
+local granted = 1
+if second == now then
+  granted = math.max(1, math.min(count, math.floor((cap - sequence) / SHARE)))
+end
+redis.call('HSET', KEYS[1], 'sec', second, 'seq', sequence + granted)
+return {1, second, sequence + 1, granted, (second - now) * 1000 + (1000 - now_ms)}
+""".replace("SHARE", str(BLOCK_SHARE)),
     server_id=True,
 )
 
@@ -155,6 +209,13 @@ def reserve_outcome(reply: list[int]) -> Outcome | Missing | None:
     return None
 
 
+def block_outcome(reply: list[int]) -> Block | Outcome | Missing | None:
+    """What a reply of :data:`RESERVE_BLOCK` means; ``None``: the state is garbage."""
+    if reply[0] == 1:
+        return Block(reply[1], reply[2], reply[3], reply[4])
+    return reserve_outcome(reply)
+
+
 def _garbage(key: str) -> OrderNumberError:
     return OrderNumberError(
         f"The Redis key {key!r} does not hold an order-number state "
@@ -217,6 +278,20 @@ class RedisOrderStore:
             now = self.clock()
             argv = (*args, int(now), int(now % 1 * 1_000_000))
         outcome = reserve_outcome(self._run(RESERVE, key, argv))
+        if outcome is not None:
+            return outcome
+        raise _garbage(key)
+
+    def holds_blocks(self) -> bool:
+        return True
+
+    def reserve_block(self, stream: str, args: ReserveArgs) -> Block | Outcome | Missing:
+        key = self.key(stream)
+        argv: tuple[Any, ...] = args
+        if self.clock is not None:
+            now = self.clock()
+            argv = (*args, int(now), int(now % 1 * 1_000_000))
+        outcome = block_outcome(self._run(RESERVE_BLOCK, key, argv))
         if outcome is not None:
             return outcome
         raise _garbage(key)
