@@ -109,15 +109,8 @@ class SnowflakeGenerator:
         self._clock = clock
         self._sleep = sleep
         self._tolerance_ns = int(backwards_tolerance_ms * 1_000_000)
-        self._epoch_ns = layout.epoch_ns
-        self._unit_ns = layout.unit_ns
-        # With shard bits, consecutive ids of a tick are 2**shard_bits apart: the ids
-        # issued here have shard 0, and the caller ORs its shard into the free low bits.
-        self._step = 1 << layout.shard_bits
-        self._span = (layout.max_sequence + 1) << layout.shard_bits
         self._spread_bits = layout.spread_bits or 0
         self._random_bits = random_bits
-        self._node_bits = self.node << layout.node_shift
         self._lock = threading.Lock()
         self._pid = os.getpid()
         self._guard = guard
@@ -207,13 +200,13 @@ class SnowflakeGenerator:
                     self._report("tick_full_wait", 0.0)
                 self._wait_until(self._tick_end_ns)  # sequence used up: next tick
                 continue
-            tick = (now - self._epoch_ns) // self._unit_ns
+            tick = self.layout.tick_of_ns(now)
             if tick > self.last_tick:
                 self._start_tick(tick)
                 return
             # This tick (or an earlier one) was used already: by us before the clock
             # stepped back, or by a previous holder of this worker id (``last_tick``).
-            last_start_ns = self._epoch_ns + self.last_tick * self._unit_ns
+            last_start_ns = self.layout.ns_of_tick(self.last_tick)
             behind_ns = last_start_ns - now
             if behind_ns > self._tolerance_ns:
                 if self._report is not None:
@@ -224,7 +217,7 @@ class SnowflakeGenerator:
                 )
             if self._report is not None:
                 self._report("clock_wait", max(behind_ns, 0) / 1_000_000)
-            self._wait_until(last_start_ns + self._unit_ns)
+            self._wait_until(self.layout.ns_of_tick(self.last_tick + 1))
 
     def _start_tick(self, tick: int) -> None:
         if self._guard is not None:
@@ -242,21 +235,22 @@ class SnowflakeGenerator:
                 f"The clock is before the epoch {self.layout.epoch.isoformat()} of layout "
                 f"{self.layout.name!r}; no id can be issued."
             )
-        first = (tick << self.layout.time_shift) | self._node_bits
-        end = first + self._span
+        step = self.layout.id_step  # ids issued here have shard 0: the caller ORs its shard in
+        first = self.layout.base(tick, self.node)
+        end = first + self.layout.node_span
         if self._spread_bits and not (
             # Right after a tick whose ids were all taken: full load, start at 0.
             tick == self.last_tick + 1 and self._ids is not _EMPTY and not length_hint(self._ids)
         ):
-            first += self._random_bits(self._spread_bits) * self._step
-        start_ns = self._epoch_ns + tick * self._unit_ns
+            first += self._random_bits(self._spread_bits) * step
+        start_ns = self.layout.ns_of_tick(tick)
         # Publish the iterator before the bounds: a thread of the fast path that reads
         # the old bounds with the new iterator still gets a fresh, unique id.
-        ids = iter(tick_ids := range(first, end, self._step))
+        ids = iter(tick_ids := range(first, end, step))
         self._counted = (self.issued(), len(tick_ids), ids)
         self._ids = ids
         self._tick_start_ns = start_ns
-        self._tick_end_ns = start_ns + self._unit_ns
+        self._tick_end_ns = self.layout.ns_of_tick(tick + 1)
         self.last_tick = tick
 
     def _wait_until(self, target_ns: int) -> None:

@@ -136,17 +136,6 @@ def _refusal(
     return error(message.format(value=value, largest=largest, **names))
 
 
-class _Largest:
-    """The largest value of a field of a layout, all its bits set: ``Layout.max_node`` is
-    ``(1 << node_bits) - 1``."""
-
-    def __init__(self, bits: str) -> None:
-        self.bits = bits
-
-    def __get__(self, layout: Layout | None, owner: type | None = None) -> int:
-        return (1 << getattr(layout, self.bits)) - 1
-
-
 @dataclass(frozen=True)
 class Layout:
     """How the 63 usable bits of an id are split.
@@ -166,6 +155,21 @@ class Layout:
     name: str = field(default="custom", compare=False)
     shard_bits: int = 0
     spread_bits: int | None = None
+    # Sizes, shifts and masks, computed once by __post_init__.
+    node_bits: int = field(init=False, repr=False, compare=False)
+    total_bits: int = field(init=False, repr=False, compare=False)
+    node_shift: int = field(init=False, repr=False, compare=False)
+    time_shift: int = field(init=False, repr=False, compare=False)
+    max_shard: int = field(init=False, repr=False, compare=False)
+    max_sequence: int = field(init=False, repr=False, compare=False)
+    max_node: int = field(init=False, repr=False, compare=False)
+    max_tick: int = field(init=False, repr=False, compare=False)
+    max_id: int = field(init=False, repr=False, compare=False)
+    id_step: int = field(init=False, repr=False, compare=False)
+    node_span: int = field(init=False, repr=False, compare=False)
+    epoch_ns: int = field(init=False, repr=False, compare=False)
+    epoch_ms: int = field(init=False, repr=False, compare=False)
+    unit_ns: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epoch", parse_epoch(self.epoch))
@@ -189,6 +193,7 @@ class Layout:
                     f"Node part {part.name!r} needs at least 1 bit, not {part.bits!r}."
                 )
             seen.add(part.name)
+        self._measure()
         if self.spread_bits is None:
             object.__setattr__(self, "spread_bits", default_spread_bits(self.sequence_bits))
         elif not _within(self.spread_bits, self.sequence_bits):
@@ -209,37 +214,28 @@ class Layout:
                 "use fewer time bits or a shorter time unit."
             ) from None
 
-    # ----------------------------------------------------------------- sizes
-    @property
-    def node_bits(self) -> int:
-        return sum(part.bits for part in self.node_parts)
-
-    @property
-    def total_bits(self) -> int:
-        return self.time_bits + self.node_bits + self.sequence_bits + self.shard_bits
-
-    @property
-    def time_shift(self) -> int:
-        return self.node_bits + self.node_shift
-
-    @property
-    def node_shift(self) -> int:
-        """Where the node field starts: above the sequence and the shard."""
-        return self.sequence_bits + self.shard_bits
-
-    max_shard = _Largest("shard_bits")
-    max_sequence = _Largest("sequence_bits")
-    max_node = _Largest("node_bits")
-    max_tick = _Largest("time_bits")
-    max_id = _Largest("total_bits")
-
-    @property
-    def epoch_ns(self) -> int:
-        return (self.epoch - UNIX_EPOCH) // _ONE_MICROSECOND * 1000
-
-    @property
-    def unit_ns(self) -> int:
-        return self.time_unit_ms * 1_000_000
+    def _measure(self) -> None:
+        node_bits = sum(part.bits for part in self.node_parts)
+        node_shift = self.sequence_bits + self.shard_bits
+        total_bits = self.time_bits + node_bits + node_shift
+        epoch_ns = (self.epoch - UNIX_EPOCH) // _ONE_MICROSECOND * 1000
+        for name, value in (
+            ("node_bits", node_bits),
+            ("total_bits", total_bits),
+            ("node_shift", node_shift),
+            ("time_shift", node_shift + node_bits),
+            ("max_shard", (1 << self.shard_bits) - 1),
+            ("max_sequence", (1 << self.sequence_bits) - 1),
+            ("max_node", (1 << node_bits) - 1),
+            ("max_tick", (1 << self.time_bits) - 1),
+            ("max_id", (1 << total_bits) - 1),
+            ("id_step", 1 << self.shard_bits),
+            ("node_span", 1 << node_shift),
+            ("epoch_ns", epoch_ns),
+            ("epoch_ms", epoch_ns // 1_000_000),
+            ("unit_ns", self.time_unit_ms * 1_000_000),
+        ):
+            object.__setattr__(self, name, value)
 
     @property
     def ids_per_second(self) -> int:
@@ -269,6 +265,26 @@ class Layout:
 
     def time_of_tick(self, tick: int) -> datetime:
         return self.epoch + timedelta(milliseconds=tick * self.time_unit_ms)
+
+    def tick_of_ns(self, ns: int) -> int:
+        """The tick that contains ``ns`` (nanoseconds since the Unix epoch)."""
+        return (ns - self.epoch_ns) // self.unit_ns
+
+    def ns_of_tick(self, tick: int) -> int:
+        """When ``tick`` starts, in nanoseconds since the Unix epoch."""
+        return self.epoch_ns + tick * self.unit_ns
+
+    def ms_after_tick(self, tick: int) -> int:
+        """When ``tick`` ends, in Unix milliseconds rounded up."""
+        return -(-self.ns_of_tick(tick + 1) // 1_000_000)
+
+    def tick_before_ms(self, ms: int) -> int:
+        """The last tick that starts before the Unix time ``ms`` (-1 at the earliest)."""
+        return max(-(-(ms * 1_000_000 - self.epoch_ns) // self.unit_ns) - 1, -1)
+
+    def base(self, tick: int, node: int) -> int:
+        """The smallest id of ``node`` in ``tick`` (sequence and shard 0)."""
+        return (tick << self.time_shift) | (node << self.node_shift)
 
     def min_id_at(self, moment: datetime) -> int:
         """The smallest id any worker can issue in the tick containing ``moment``.
@@ -347,12 +363,7 @@ class Layout:
             raise LayoutError(
                 f"Shard {shard} is out of range 0..{self.max_shard} ({self.shard_bits} shard bits)."
             )
-        return (
-            (tick << self.time_shift)
-            | (node << self.node_shift)
-            | (sequence << self.shard_bits)
-            | shard
-        )
+        return self.base(tick, node) | (sequence << self.shard_bits) | shard
 
     def check_id(self, value: object) -> int:
         """Return ``value`` as an int id of this layout, or raise :class:`InvalidId`.

@@ -25,7 +25,7 @@ from ..exceptions import LayoutError, StaticWorkerIdAfterFork
 from ..layouts import DEFAULT, get_layout, layout_names
 from ..workers.lease import lease_generator, lease_of
 from ..workers.pool import pool_name
-from ..workers.sources import LEASE_SOURCES, resolve_worker_id, worker_node
+from ..workers.sources import LEASE_SOURCES, resolve_worker_id, worker_for
 
 __all__ = ["decode", "get_generator", "next_id", "next_ids", "reset"]
 
@@ -139,7 +139,10 @@ def _create_generator(key: str) -> SnowflakeGenerator:
             report=_reporter(key),
             companions=_lease_pools(),
         )
-    node = worker_node(layout, worker)
+    generator = SnowflakeGenerator(
+        layout, worker_for(layout, worker), backwards_tolerance_ms=tolerance, report=_reporter(key)
+    )
+    node = generator.node
     if _forked_from is not None and (
         source == "static" or (key, node) in _inherited_nodes or _env_inherited(source)
     ):
@@ -155,9 +158,6 @@ def _create_generator(key: str) -> SnowflakeGenerator:
             "e.g. in gunicorn's post_fork hook); see "
             "https://django-snowid.readthedocs.io/en/latest/workers.html"
         )
-    generator = SnowflakeGenerator(
-        layout, node, backwards_tolerance_ms=tolerance, report=_reporter(key)
-    )
     _claimed_nodes.add((key, node))
     return generator
 
