@@ -10,11 +10,11 @@ from django.db import DatabaseError
 from ...conf import conf
 from ...core.layout import DecodedId, iso_utc
 from ...core.order_format import DecodedOrderNumber, OrderNumberFormat
-from ...decoding import DecodedRow, decode_tokens, parse_token
 from ...exceptions import InvalidId, SnowidError
 from ...inventory import get_field
 from ...layouts import get_layout
 from ...orders.formats import FORMAT_OPTIONS
+from ...readings import DecodedRow, decode_tokens, parse_token
 from ._json import json_text
 
 
