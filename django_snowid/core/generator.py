@@ -39,14 +39,10 @@ from typing import Final
 from ..exceptions import ClockMovedBackwards, GeneratorForked, TimeBitsExhausted
 from .layout import Layout
 
-__all__ = ["FREE_THREADED", "Clock", "Report", "SnowflakeGenerator"]
+__all__ = ["FREE_THREADED", "Clock", "Reporter", "SnowflakeGenerator"]
 
 #: Returns nanoseconds since the Unix epoch, like :func:`time.time_ns`.
 Clock = Callable[[], int]
-#: Told of each wait and refusal, off the fast path: ``report(event, behind_ms)`` with
-#: ``event`` one of ``"clock_wait"``, ``"clock_refused"``, ``"tick_full_wait"``,
-#: ``"time_bits_refused"`` (``behind_ms``: how far the clock is behind, else 0).
-Report = Callable[[str, float], None]
 
 #: This interpreter is a free-threaded build (no GIL, even if one is turned on later).
 FREE_THREADED: Final = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
@@ -55,6 +51,25 @@ _EMPTY: Final[Iterator[int]] = iter(())
 # Waits shorter than this are spun (sleep(0) yields the GIL); longer ones sleep, minus
 # this margin, so the generator is ready at the start of the next tick.
 _SPIN_NS: Final = 1_000_000
+
+
+class Reporter:
+    """Told of a generator's waits and refusals, off the fast path; silent as it is."""
+
+    def tick_full(self) -> None:
+        """Every id of the current tick was taken: the generator waits for the next."""
+
+    def clock_wait(self, behind_ms: float) -> None:
+        """The clock is behind the last tick by at most the tolerance: waited out."""
+
+    def clock_refused(self, behind_ms: float) -> None:
+        """The clock is behind the last tick by more than the tolerance."""
+
+    def time_bits_refused(self) -> None:
+        """The clock is before the epoch or past the time bits."""
+
+
+_SILENT: Final = Reporter()
 
 _live_generators: weakref.WeakSet[SnowflakeGenerator] = weakref.WeakSet()
 
@@ -84,7 +99,7 @@ class SnowflakeGenerator:
     ``last_tick``: ticks up to this one were used by a previous holder of the worker id.
     ``guard`` is called before each new tick is entered (about once a millisecond); it
     raises to stop the generator, e.g. when the worker-id lease is no longer held.
-    ``report`` is told of waits and refusals (:data:`Report`); :meth:`issued` counts the
+    ``report`` is told of waits and refusals; :meth:`issued` counts the
     ids handed out, read off the tick iterators, so the fast path counts nothing.
     ``random_bits(k)`` returns an integer of ``k`` random bits, each tick's offset
     (:func:`random.getrandbits`, reseeded in a forked child; injectable for tests).
@@ -101,7 +116,7 @@ class SnowflakeGenerator:
         last_tick: int = -1,
         guard: Callable[[], None] | None = None,
         random_bits: Callable[[int], int] = random.getrandbits,
-        report: Report | None = None,
+        report: Reporter = _SILENT,
     ) -> None:
         self.layout = layout
         self.node = layout.node_value(worker)
@@ -196,8 +211,7 @@ class SnowflakeGenerator:
             if self._tick_start_ns <= now < self._tick_end_ns:
                 if length_hint(self._ids) > 0:
                     return
-                if self._report is not None:
-                    self._report("tick_full_wait", 0.0)
+                self._report.tick_full()
                 self._wait_until(self._tick_end_ns)  # sequence used up: next tick
                 continue
             tick = self.layout.tick_of_ns(now)
@@ -209,21 +223,19 @@ class SnowflakeGenerator:
             last_start_ns = self.layout.ns_of_tick(self.last_tick)
             behind_ns = last_start_ns - now
             if behind_ns > self._tolerance_ns:
-                if self._report is not None:
-                    self._report("clock_refused", behind_ns / 1_000_000)
+                self._report.clock_refused(behind_ns / 1_000_000)
                 raise ClockMovedBackwards(
                     behind_ms=behind_ns / 1_000_000,
                     tolerance_ms=self.backwards_tolerance_ms,
                 )
-            if self._report is not None:
-                self._report("clock_wait", max(behind_ns, 0) / 1_000_000)
+            self._report.clock_wait(max(behind_ns, 0) / 1_000_000)
             self._wait_until(self.layout.ns_of_tick(self.last_tick + 1))
 
     def _start_tick(self, tick: int) -> None:
         if self._guard is not None:
             self._guard()
-        if (tick > self.layout.max_tick or tick < 0) and self._report is not None:
-            self._report("time_bits_refused", 0.0)
+        if tick > self.layout.max_tick or tick < 0:
+            self._report.time_bits_refused()
         if tick > self.layout.max_tick:
             raise TimeBitsExhausted(
                 f"The time bits of layout {self.layout.name!r} ran out at "

@@ -19,7 +19,7 @@ from django.db.models import Field
 
 from .. import inventory, metrics
 from ..conf import conf, on_settings_changed
-from ..core.generator import Report, SnowflakeGenerator
+from ..core.generator import Reporter, SnowflakeGenerator
 from ..core.layout import DecodedId, Layout
 from ..exceptions import LayoutError, StaticWorkerIdAfterFork
 from ..layouts import DEFAULT, get_layout, layout_names
@@ -79,38 +79,41 @@ def decode(value: int | str, *, layout: str | Layout | None = None) -> DecodedId
     return get_layout(layout).decode(value)
 
 
-def _reporter(layout: str) -> Report:
+class _Reporter(Reporter):
     """What a generator of ``layout`` tells of its waits and refusals: counted, and
     logged when an operator should hear of it (a full tick is counted only)."""
 
-    def report(event: str, behind_ms: float) -> None:
-        if event == "tick_full_wait":
-            metrics.count("waits", "ids", "second_full")
-        elif event == "clock_wait":
-            metrics.count("waits", "ids", "clock_behind")
-            logger.warning(
-                "Clock behind: layout %r waits %.1f ms for the host clock to pass the last "
-                "tick issued (a step back of the clock, or a previous holder's horizon).",
-                layout,
-                behind_ms,
-            )
-        elif event == "clock_refused":
-            metrics.refused(
-                logger,
-                "ids",
-                "clock_behind",
-                f"layout {layout!r}: the host clock is {behind_ms:.1f} ms behind the last "
-                "tick issued (more than SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS). Check NTP.",
-            )
-        elif event == "time_bits_refused":
-            metrics.refused(
-                logger,
-                "ids",
-                "time_bits",
-                f"layout {layout!r}: the clock is outside its time bits.",
-            )
+    def __init__(self, layout: str) -> None:
+        self.layout = layout
 
-    return report
+    def tick_full(self) -> None:
+        metrics.count("waits", "ids", "second_full")
+
+    def clock_wait(self, behind_ms: float) -> None:
+        metrics.count("waits", "ids", "clock_behind")
+        logger.warning(
+            "Clock behind: layout %r waits %.1f ms for the host clock to pass the last "
+            "tick issued (a step back of the clock, or a previous holder's horizon).",
+            self.layout,
+            behind_ms,
+        )
+
+    def clock_refused(self, behind_ms: float) -> None:
+        metrics.refused(
+            logger,
+            "ids",
+            "clock_behind",
+            f"layout {self.layout!r}: the host clock is {behind_ms:.1f} ms behind the last "
+            "tick issued (more than SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS). Check NTP.",
+        )
+
+    def time_bits_refused(self) -> None:
+        metrics.refused(
+            logger,
+            "ids",
+            "time_bits",
+            f"layout {self.layout!r}: the clock is outside its time bits.",
+        )
 
 
 def _issued() -> Iterator[tuple[str, tuple[str, ...], int]]:
@@ -136,11 +139,11 @@ def _create_generator(key: str) -> SnowflakeGenerator:
             fields=_fields_of(key),
             on_lost=lambda: _drop(key),
             backwards_tolerance_ms=tolerance,
-            report=_reporter(key),
+            report=_Reporter(key),
             companions=_lease_pools(),
         )
     generator = SnowflakeGenerator(
-        layout, worker_for(layout, worker), backwards_tolerance_ms=tolerance, report=_reporter(key)
+        layout, worker_for(layout, worker), backwards_tolerance_ms=tolerance, report=_Reporter(key)
     )
     node = generator.node
     if _forked_from is not None and (
