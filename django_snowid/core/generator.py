@@ -1,27 +1,6 @@
-"""The Snowflake generator: a state machine over (last tick, sequence) with an injected clock.
-
-Speed comes from composing a whole tick's ids at once. When the generator enters a
-tick it builds ``iter(range(first_id, last_id + 1))``: every id of that tick for this
-worker, already composed (with shard 0, when the layout has shard bits: the caller fills
-those). ``next_id()`` then costs one clock read,
-one comparison and one ``next()`` on that iterator. In CPython ``next()`` on a range
-iterator is a single C call that does not release the GIL, so two threads can never
-receive the same id; the lock is taken only to enter a new tick (about once a
-millisecond), on a clock that moved backwards, and in the bulk path. A free-threaded
-build has no GIL to make that call atomic (threads sharing a range iterator get the same
-value): there every id is taken under the lock (:data:`FREE_THREADED`).
-
-Ids never go stale: the fast path only serves while the clock is inside the tick the
-iterator belongs to, so an id's time part is the tick current when it was handed out.
-
-Spread low bits: a tick's sequence starts at a random offset below ``2**spread_bits``
-(the layout's), drawn once when the tick is entered. At ordinary rates most ticks issue
-one id or none, and a sequence that always started at 0 would leave the low bits of
-nearly every id at 0: ``id % 16`` (or another id's ``shard_from``) would route them all
-to one shard. The offset costs at most ``2**spread_bits - 1`` ids of the tick it starts;
-a tick entered right after one whose ids were all taken starts at 0, so under sustained
-full load no id is lost (its ids cover every residue anyway).
-"""
+"""The Snowflake generator: a state machine over (last tick, sequence) with an injected
+clock, serving each tick's ids from one range iterator (docs: "Performance", "Spread low
+bits")."""
 
 from __future__ import annotations
 
@@ -48,8 +27,7 @@ Clock = Callable[[], int]
 FREE_THREADED: Final = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 
 _EMPTY: Final[Iterator[int]] = iter(())
-# Waits shorter than this are spun (sleep(0) yields the GIL); longer ones sleep, minus
-# this margin, so the generator is ready at the start of the next tick.
+# Waits shorter than this are spun; longer ones sleep, minus this margin.
 _SPIN_NS: Final = 1_000_000
 
 
@@ -75,8 +53,7 @@ _live_generators: weakref.WeakSet[SnowflakeGenerator] = weakref.WeakSet()
 
 
 def _after_fork_in_child() -> None:
-    # A child must never continue its parent's tick: empty every buffer so the next
-    # call takes the slow path, which sees the new pid and refuses.
+    # Empty every buffer: the next call takes the slow path, which sees the new pid.
     for generator in list(_live_generators):
         generator._drop_buffer()
 

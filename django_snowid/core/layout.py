@@ -1,20 +1,7 @@
-"""Bit layouts of Snowflake ids: compose, decode, limits.
-
-A layout splits a 63-bit non-negative integer (the sign bit stays 0 so that ids fit
-a signed BIGINT and sort correctly in SQL) into, from the most significant end:
-
-    time (ticks since the epoch) | node part 1 | node part 2 | ... | sequence [| shard]
-
-The optional shard part ends the id: a caller fills it with the low bits of another
-value (a user id), so that ``id % 2**shard_bits`` routes the row like its user. It sits
-below the sequence, so one worker's ids stay unique and increasing whatever the shard.
-
-``spread_bits``: the generator starts each tick's sequence at a random offset below
-``2**spread_bits``, so that the low bits of ids issued at ordinary rates (one a tick or
-fewer, whose sequence would always be 0) are evenly spread and ``id % 16`` routes evenly.
-
-Pure Python: no Django, no I/O.
-"""
+"""Bit layouts of Snowflake ids: compose, decode, limits, and every conversion between
+ticks, times and ids. An id is, from its most significant bit: sign (0) | time (ticks
+since the epoch) | node parts | sequence [| shard] (docs: "Layouts", "Spread low bits").
+Pure Python: no Django, no I/O."""
 
 from __future__ import annotations
 
