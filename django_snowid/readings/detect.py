@@ -102,7 +102,8 @@ def decode_tokens(
         if row.error:
             continue
         try:
-            read = reader.fill(row, now, [Holder(f, pk) for f, pk in held.get(row.value, [])])
+            holders = [Holder(f, pk, field_label(f)) for f, pk in held.get(row.value, [])]
+            read = reader.fill(row, now, holders)
         except SnowidError as exc:  # InvalidId, LayoutError and the like: a per-row error
             row.error = str(exc)
             continue

@@ -48,6 +48,9 @@ class Reading:
     what: ClassVar[str]  # "a Snowflake id"
     milliseconds: ClassVar[bool]  # the precision of its times
 
+    def __init_subclass__(cls, *, kind: Kind, what: str, milliseconds: bool = True) -> None:
+        cls.kind, cls.what, cls.milliseconds = kind, what, milliseconds
+
     def fill(self, row: DecodedRow, decoded: Any) -> None:
         row.kind = self.kind
         row.decoded = decoded
@@ -135,11 +138,7 @@ def order_digits(decoded: DecodedOrderNumber) -> list[Segment]:
     ]
 
 
-class SnowflakeReading(Reading):
-    kind = inventory.SNOWFLAKE
-    what = "a Snowflake id"
-    milliseconds = True
-
+class SnowflakeReading(Reading, kind=inventory.SNOWFLAKE, what="a Snowflake id"):
     def fill(self, row: DecodedRow, decoded: DecodedId) -> None:
         super().fill(row, decoded)
         row.parts = [
@@ -169,11 +168,7 @@ class SnowflakeReading(Reading):
         return False
 
 
-class OrderReading(Reading):
-    kind = inventory.ORDER
-    what = "an order number"
-    milliseconds = False
-
+class OrderReading(Reading, kind=inventory.ORDER, what="an order number", milliseconds=False):
     def fill(self, row: DecodedRow, decoded: DecodedOrderNumber) -> None:
         super().fill(row, decoded)
         row.parts = [

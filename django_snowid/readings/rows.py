@@ -10,7 +10,6 @@ from django.utils import timezone as dj_timezone
 
 from ..core.digits import parse_digits
 from ..exceptions import InvalidId
-from ..inventory import field_label
 
 __all__ = ["DecodedRow", "Holder", "Segment", "parse_token", "time_texts"]
 
@@ -33,10 +32,7 @@ class Holder:
 
     field: Any
     pk: Any
-
-    @property
-    def label(self) -> str:
-        return field_label(self.field)
+    label: str  # the field's, "app_label.Model.field"
 
 
 @dataclass
