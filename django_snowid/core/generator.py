@@ -63,23 +63,15 @@ if hasattr(os, "register_at_fork"):
 
 
 class SnowflakeGenerator:
-    """Issues strictly increasing ids for one worker (one node value) of one layout.
+    """Issues strictly increasing ids for one worker (one node value) of one layout; one
+    per process and worker id, shared between threads (a forked child's use raises
+    :class:`GeneratorForked`).
 
-    Create one per process and worker id, and share it between threads. A generator
-    used in a forked child raises :class:`GeneratorForked`: create a new one there
-    (with its own worker id).
-
-    ``clock`` returns nanoseconds since the Unix epoch; ``sleep`` takes seconds. Both
-    are injectable so that tests can move time at will.
-    ``backwards_tolerance_ms``: a clock behind the last tick by at most this much is
-    waited out; further behind, :class:`ClockMovedBackwards` is raised.
-    ``last_tick``: ticks up to this one were used by a previous holder of the worker id.
-    ``guard`` is called before each new tick is entered (about once a millisecond); it
-    raises to stop the generator, e.g. when the worker-id lease is no longer held.
-    ``report`` is told of waits and refusals; :meth:`issued` counts the
-    ids handed out, read off the tick iterators, so the fast path counts nothing.
-    ``random_bits(k)`` returns an integer of ``k`` random bits, each tick's offset
-    (:func:`random.getrandbits`, reseeded in a forked child; injectable for tests).
+    ``clock`` returns nanoseconds since the Unix epoch; ``sleep`` takes seconds.
+    A clock behind the last tick by at most ``backwards_tolerance_ms`` is waited out;
+    further behind, :class:`ClockMovedBackwards` is raised. Ticks up to ``last_tick``
+    were used by a previous holder of the worker id. ``guard`` runs before each new tick
+    and raises to stop the generator. ``random_bits(k)`` draws each tick's offset.
     """
 
     def __init__(
@@ -107,12 +99,8 @@ class SnowflakeGenerator:
         self._pid = os.getpid()
         self._guard = guard
         self._report = report
-        # (ids handed out from the ticks before the current one, how many the current
-        # tick's iterator held when it was made, that iterator): issued() = the first +
-        # what the iterator lost since. One tuple, replaced whole: read without the lock.
+        # (ids of earlier ticks, the current iterator's size, that iterator), replaced whole.
         self._counted: tuple[int, int, Iterator[int]] = (0, 0, _EMPTY)
-        # The last tick ids were taken from; ``last_tick`` lets a caller resume after a
-        # restart without reissuing ticks a previous holder of this worker id used.
         self.last_tick = last_tick
         self._ids = _EMPTY
         self._tick_start_ns = 0
@@ -195,8 +183,7 @@ class SnowflakeGenerator:
             if tick > self.last_tick:
                 self._start_tick(tick)
                 return
-            # This tick (or an earlier one) was used already: by us before the clock
-            # stepped back, or by a previous holder of this worker id (``last_tick``).
+            # A used tick: ours before the clock stepped back, or a previous holder's.
             last_start_ns = self.layout.ns_of_tick(self.last_tick)
             behind_ns = last_start_ns - now
             if behind_ns > self._tolerance_ns:

@@ -33,7 +33,7 @@ _ONE_MICROSECOND = timedelta(microseconds=1)
 
 def iso_utc(moment: datetime, *, milliseconds: bool) -> str:
     """``moment`` in UTC as ISO 8601 with a "Z": milliseconds for ids, seconds for order
-    numbers (their stems have no fraction: ".000" would claim a precision they lack)."""
+    numbers."""
     text = moment.astimezone(timezone.utc).isoformat(
         timespec="milliseconds" if milliseconds else "seconds"
     )
@@ -41,11 +41,7 @@ def iso_utc(moment: datetime, *, milliseconds: bool) -> str:
 
 
 def parse_epoch(value: datetime | str) -> datetime:
-    """Return ``value`` as an aware UTC datetime.
-
-    Naive datetimes are refused: an epoch read in local time is off by the zone's
-    offset, and every decoded time with it.
-    """
+    """Return ``value`` as an aware UTC datetime; naive datetimes are refused."""
     if isinstance(value, str):
         try:
             value = datetime.fromisoformat(value.strip())
@@ -115,9 +111,8 @@ def _refusal(
     error: type[Exception] = LayoutError,
     **names: object,
 ) -> Exception:
-    """The error for ``value``, which is not :func:`_within` ``0..largest``: the message
-    says whether it is no integer or out of range. The messages are templates, filled in
-    with ``value``, ``largest`` and ``names`` (only here, not on the path of valid input)."""
+    """The error for ``value``, not :func:`_within` ``0..largest``: one of two message
+    templates (no integer, out of range), filled with ``value``, ``largest`` and ``names``."""
     integer = isinstance(value, int) and not isinstance(value, bool)
     message = out_of_range if integer else not_an_integer
     return error(message.format(value=value, largest=largest, **names))
@@ -125,14 +120,9 @@ def _refusal(
 
 @dataclass(frozen=True)
 class Layout:
-    """How the 63 usable bits of an id are split.
-
-    ``node_parts`` are listed from the most significant to the least significant.
-    ``shard_bits`` (default 0: none) end the id, below the sequence.
-    ``spread_bits``: each tick's sequence starts at a random offset below
-    ``2**spread_bits`` (at most ``sequence_bits``). ``None`` is the default,
-    :func:`default_spread_bits`: 4, fewer for sequences of fewer than 7 bits.
-    """
+    """How the 63 usable bits of an id are split: ``node_parts`` from the most significant,
+    ``shard_bits`` (default 0) below the sequence; each tick's sequence starts at a random
+    offset below ``2**spread_bits`` (``None``: :func:`default_spread_bits`)."""
 
     time_bits: int
     node_parts: tuple[NodePart, ...]
@@ -274,12 +264,8 @@ class Layout:
         return (tick << self.time_shift) | (node << self.node_shift)
 
     def min_id_at(self, moment: datetime) -> int:
-        """The smallest id any worker can issue in the tick containing ``moment``.
-
-        ``Model.objects.filter(pk__gte=layout.min_id_at(start), pk__lt=layout.min_id_at(end))``
-        selects rows created in ``[start, end)`` through the primary-key index.
-        Moments before the epoch or past the time bits clamp to the id range.
-        """
+        """The smallest id any worker can issue in the tick containing ``moment``, clamped
+        to the id range."""
         tick = min(max(self.tick_at(moment), 0), self.max_tick + 1)
         return min(tick << self.time_shift, self.max_id + 1)
 
@@ -446,14 +432,8 @@ _SPEC_KEYS = {
 def layout_from_spec(
     spec: str | Mapping[str, Any] | Layout, *, epoch: datetime | str | None = None, name: str = ""
 ) -> Layout:
-    """Build a layout from a preset name, a mapping or a :class:`Layout`.
-
-    A mapping takes ``time_bits``, ``node`` (``{"datacenter": 5, "machine": 5}`` or a
-    list of pairs), ``sequence_bits``, ``shard_bits`` (default 0), ``spread_bits``
-    (default: :func:`default_spread_bits`), ``time_unit_ms`` (default 1), ``epoch`` and
-    ``preset`` (start from a preset and override some keys). ``epoch`` given here is
-    used where the spec names none.
-    """
+    """Build a layout from a preset name, a mapping of the keys docs "Layouts" lists, or a
+    :class:`Layout`; ``epoch`` applies where the spec names none."""
     if isinstance(spec, Layout):
         # A Layout object carries its own epoch; only its name may change.
         return replace(spec, name=name) if name else spec

@@ -1,12 +1,6 @@
-"""This process's generators, one per layout name, and the fork guard; the
-public functions that issue and decode ids with them (``next_id``, ``next_ids``,
-``decode``).
-
-Trap: a new generator per call, or two generators sharing a worker id, repeat ids;
-so generators live here, keyed by layout name, and are dropped when the ``SNOWID_*``
-settings change (tests), their lease is lost, or the process forks. A forked child
-refuses to reuse a fixed worker id of its parent (:class:`StaticWorkerIdAfterFork`).
-"""
+"""This process's generators, one per layout name (dropped when the settings change,
+their lease is lost or the process forks), the fork guard, and ``next_id``, ``next_ids``
+and ``decode``."""
 
 from __future__ import annotations
 
@@ -35,13 +29,11 @@ _lock = threading.Lock()
 _generators: dict[str, SnowflakeGenerator] = {}
 # The worker-id source each generator was made with: the ``store`` label of its ids.
 _sources: dict[str, str] = {}
-# Node values this process's generators used, and those its parent had used when it
-# forked us: a child must not take any of the latter.
+# Node values this process's generators used, and those its parent had used.
 _claimed_nodes: set[tuple[str, int]] = set()
 _inherited_nodes: set[tuple[str, int]] = set()
 _forked_from: int | None = None
-# The environment this process was forked with: an "env" worker id still equal to it
-# came unchanged from the parent, which hands it to every sibling too.
+# The environment this process was forked with (an "env" worker id unchanged since).
 _environ_at_fork: dict[str, str] = {}
 
 
