@@ -119,6 +119,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/bench_ids.py
 	$(BIN)/python benchmarks/bench_orm.py
 	$(BIN)/python benchmarks/bench_orders.py
+	$(BIN)/python benchmarks/bench_conceal.py
 	$(BIN)/python benchmarks/bench_leases.py
 	$(BIN)/python benchmarks/bench_sequences.py
 	$(BIN)/python benchmarks/bench_sequences_compat.py

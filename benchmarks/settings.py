@@ -54,3 +54,5 @@ SNOWID_REDIS_KEY_PREFIX = os.environ.setdefault(
     "SNOWID_BENCH_PREFIX", f"snowid-bench-{os.getpid()}"
 )
 SNOWID_ORDER_BACKEND = "redis"
+#: The key of benchapp's concealed order numbers (a benchmark's, not a secret).
+SNOWID_ORDER_KEY = "benchmark-key-of-concealed-order-numbers"

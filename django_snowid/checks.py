@@ -149,6 +149,9 @@ CHECK_IDS: dict[str, str] = {
     "django_snowid.E214": "The ``SNOWID_ORDER_PACKING``/``SEQUENCE_BITS``/``SHARD_BITS``/"
     "``SEQUENCE_DIGITS``/``SHARD_DIGITS``/``ZONE`` settings make no valid format (each field "
     "that uses them also reports E202).",
+    "django_snowid.E215": "``SNOWID_ORDER_KEY`` is missing while a field conceals its "
+    "sequences, or is no key of at least 32 characters, or no list of ``(valid_from, key)`` "
+    "pairs with increasing ``valid_from`` (the message never shows a key).",
     "django_snowid.E220": "Order numbers keep their streams in the database "
     '(``SNOWID_ORDER_BACKEND = "database"``) but its table is missing: the code runs before '
     "``manage.py migrate``, or the table was dropped. No order number is issued until it "

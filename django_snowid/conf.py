@@ -203,6 +203,22 @@ class SnowidSettings:
         "UTC",
         "the zone stems are rendered in",
     )
+    ORDER_CONCEAL: Setting[bool] = Setting(
+        False,
+        "default of ``OrderNumberField(conceal=...)``: show a keyed permutation of each "
+        "second's sequences (needs ``SNOWID_ORDER_KEY``)",
+    )
+    ORDER_CHECK_DIGIT: Setting[str | None] = Setting(
+        None,
+        'default of ``OrderNumberField(check_digit=...)``: ``"luhn"``, ``"damm"`` or '
+        "``None`` (decimal packing only)",
+    )
+    ORDER_KEY: Setting[Any] = Setting(
+        None,
+        "the secret of concealed order numbers: a string of at least 32 characters, or a "
+        "list of ``(valid_from, key)`` pairs (ISO 8601, UTC), oldest first, in which each "
+        "number's own second picks its key",
+    )
     ORDER_ALLOW_DST: Setting[bool] = Setting(
         False,
         "accept a zone with daylight saving",

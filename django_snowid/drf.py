@@ -50,6 +50,7 @@ from .orders.formats import build_format
 __all__ = [
     "ID_PATTERN",
     "LOOKUP_VALUE_REGEX",
+    "OrderNumberPositionField",
     "OrderNumberSerializerField",
     "SnowflakeAutoSchema",
     "SnowflakeCreatedField",
@@ -324,6 +325,36 @@ class SnowflakeCreatedField(serializers.DateTimeField):
             return None
         moment: datetime = self._layout().decode(int(value)).time
         return super().to_representation(moment)
+
+
+class OrderNumberPositionField(serializers.Field):
+    """Read-only, for staff APIs: an order number's parts, its true position included.
+
+    ``OrderNumberPositionField(source="number")`` gives ``{"number", "time", "sequence",
+    "shard", ...}`` (:meth:`DecodedOrderNumber.as_dict`); for a concealed number
+    ``sequence`` is its true position in its second and ``visible_sequence`` the one it
+    shows. The format is that of the model field ``source`` names, or ``format=``.
+    """
+
+    def __init__(self, *, format: OrderNumberFormat | None = None, **kwargs: Any) -> None:
+        kwargs["read_only"] = True
+        super().__init__(**kwargs)
+        self._format = format
+
+    def _order_format(self) -> OrderNumberFormat:
+        if self._format is not None:
+            return self._format
+        model = getattr(getattr(self.parent, "Meta", None), "model", None)
+        if model is not None:
+            field = model._meta.get_field(self.source)
+            if isinstance(field, OrderNumberField):
+                return field.format
+        return build_format()
+
+    def to_representation(self, value: Any) -> Any:
+        if value is None:
+            return None
+        return self._order_format().decode(int(value)).as_dict()
 
 
 # For ``ModelSerializer`` subclasses (``SnowflakeModelSerializer`` is one): our model fields

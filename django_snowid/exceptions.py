@@ -21,6 +21,10 @@ class InvalidId(SnowidError, ValueError):
     """A value given to ``decode()`` is not an id of the layout (wrong type or out of range)."""
 
 
+class CheckDigitMismatch(InvalidId):
+    """A number's check digit fails: a digit was mistyped, or two were swapped."""
+
+
 class InvalidPublicId(InvalidId):
     """A string is not a public id of this project (see ``django_snowid.ids.publicids``)."""
 

@@ -179,7 +179,26 @@ def rows_holding(
     if not values:
         return found
     for field in fields:
-        rows = field.model._base_manager.filter(**{f"{field.attname}__in": values}).order_by("pk")
+        held = _acceptable(field, values)
+        if not held:
+            continue
+        rows = field.model._base_manager.filter(**{f"{field.attname}__in": held}).order_by("pk")
         for value, pk in rows.values_list(field.attname, "pk"):
             found.setdefault(value, []).append((field, pk))
     return found
+
+
+def _acceptable(field: models.Field, values: set[int]) -> list[int]:
+    """The ``values`` that can be numbers of ``field`` (an order number whose check digit
+    fails cannot: its lookup refuses it)."""
+    check = getattr(field, "check_typed", None)
+    if check is None:
+        return sorted(values)
+    accepted = []
+    for value in values:
+        try:
+            check(value)
+        except SnowidError:
+            continue
+        accepted.append(value)
+    return sorted(accepted)

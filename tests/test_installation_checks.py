@@ -154,7 +154,7 @@ def test_a_misspelt_setting_names_the_closest_real_one(tmp_path):
 def test_setting_names_check_is_registered(settings):
     settings.SNOWID_ORDER_ZONES = "UTC"
     with pytest.raises(SystemCheckError, match=r"W031.*SNOWID_ORDER_ZONES.*SNOWID_ORDER_ZONE\?"):
-        call_command("check", fail_level="WARNING")
+        call_command("check", fail_level="WARNING", databases=[])
 
 
 def test_setting_names_every_real_setting_passes_and_a_name_far_from_all_is_still_reported(

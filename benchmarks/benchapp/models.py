@@ -50,6 +50,14 @@ class NumberedOrder(models.Model):
     objects = OrderNumberQuerySet.as_manager()
 
 
+class ConcealedOrder(models.Model):
+    """NumberedOrder with a concealed sequence (``SNOWID_ORDER_KEY`` is the bench key)."""
+
+    id = models.BigAutoField(primary_key=True)
+    user_id = models.BigIntegerField()
+    number = OrderNumberField(shard_from="user_id", conceal=True)
+
+
 class DatabaseNumberedOrder(models.Model):
     """NumberedOrder on a stream of its own: bench_remote.py issues these numbers from the
     database store and NumberedOrder's from Redis, one store per stream."""

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, cast
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db import models
 from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html, format_html_join
@@ -75,6 +75,20 @@ class CreatedFilter(admin.SimpleListFilter):
         if span is None or inventory.kind_of(pk) is not inventory.SNOWFLAKE:
             return queryset
         return queryset.filter(pk__created_after=datetime.now(timezone.utc) - span)
+
+
+def _typed_problem(field: Any, value: int, term: str) -> str | None:
+    """``None`` when ``field`` can be searched for ``value``; else why not: the error of a
+    number whose check digit fails when ``term`` is as long as the field's numbers (a
+    mistyped one), ``""`` otherwise (a value of another column)."""
+    check = getattr(field, "check_typed", None)
+    if check is None:
+        return None
+    try:
+        check(value)
+    except SnowidError as exc:
+        return str(exc) if len(term) == getattr(field, "typed_length", 0) else ""
+    return None
 
 
 class SnowflakeAdminMixin:
@@ -188,6 +202,11 @@ class SnowflakeAdminMixin:
         if 0 < value < 2**63:
             for each in self.model._meta.concrete_fields:
                 if inventory.kind_of(each) in inventory.DECODABLE:
+                    problem = _typed_problem(each, value, term)
+                    if problem is not None:
+                        if problem:
+                            messages.error(request, problem)
+                        continue
                     lookups |= models.Q(**{each.attname: value})
         own_fields = list(super().get_search_fields(request))  # type: ignore[misc]
         if own_fields:

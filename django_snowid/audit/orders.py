@@ -15,6 +15,7 @@ from typing import Any
 
 from django.db import models
 
+from ..core.check_digits import CHECK_DIGITS
 from ..core.order_format import OrderNumberFormat
 from ..exceptions import InvalidId
 from ..inventory import field_label
@@ -62,6 +63,7 @@ def _audit_stream(
     seq_factor = fmt.shard_count  # a number is (stem, sequence, shard) in this base
     stem_factor = (fmt.max_sequence + 1) * seq_factor
     max_sequence = fmt.max_sequence
+    check_digit = CHECK_DIGITS[fmt.check_digit] if fmt.check_digit else None
     latest_second = fmt.local_second(now + tolerance)
     latest_text = (now + tolerance).isoformat()
     # Numbers come sorted: a stem is read (and its date checked) once per run of it.
@@ -85,7 +87,13 @@ def _audit_stream(
         if not 0 < value <= MAX_INT64:
             outside(each, pk, value, f"outside 1..{MAX_INT64}")
             continue
-        stem, rest = divmod(value, stem_factor)
+        body = value
+        if check_digit is not None:
+            body, digit = divmod(value, 10)
+            if check_digit(body) != digit:
+                outside(each, pk, value, "its check digit fails")
+                continue
+        stem, rest = divmod(body, stem_factor)
         sequence = rest // seq_factor
         if stem != last_stem:
             last_stem, last_error = stem, ""
@@ -109,9 +117,13 @@ def _audit_stream(
                     f"second {stem:012d} ({fmt.zone}) is after {latest_text} (now + tolerance)",
                 )
             )
-        position = value // seq_factor
+        # A concealed second is a permutation of its sequences: a repeated shown sequence
+        # is a repeated true position.
+        position = body // seq_factor
         if previous is not None and previous[0] == position:
             other = f"{labels[id(previous[1])]} pk={previous[2]}"
+            if fmt.conceal:
+                sequence = fmt.true_sequence(last_second, sequence)
             report.add(
                 Finding(
                     "order_position_repeated",

@@ -19,13 +19,15 @@ Pure Python: no Django, no I/O.
 from __future__ import annotations
 
 import calendar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from functools import cached_property
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ..exceptions import InvalidId, LayoutError
+from ..exceptions import CheckDigitMismatch, InvalidId, LayoutError
+from .check_digits import CHECK_DIGITS
+from .conceal import KeySchedule, SequenceCipher
 from .digits import parse_digits
 from .layout import iso_utc
 
@@ -60,6 +62,8 @@ class DecodedOrderNumber:
     sequence: int
     shard: int
     format: OrderNumberFormat
+    #: The sequence the number shows, when its format conceals the true one (``sequence``).
+    visible_sequence: int | None = None
 
     @property
     def time(self) -> datetime:
@@ -76,6 +80,10 @@ class DecodedOrderNumber:
             "local_time": self.local_time.isoformat(),
             "sequence": self.sequence,
             "shard": self.shard,
+            **(
+                {} if self.visible_sequence is None else {"visible_sequence": self.visible_sequence}
+            ),
+            **({"check_digit": self.format.check_digit} if self.format.check_digit else {}),
         }
 
 
@@ -87,10 +95,31 @@ class OrderNumberFormat:
     sequence_digits: int = 5
     shard_digits: int = 2
     zone: str = "UTC"
+    #: Show a keyed permutation of each second's sequences (``keys`` says which key).
+    conceal: bool = False
+    #: A check digit appended to decimal numbers: ``"luhn"``, ``"damm"`` or ``None``.
+    check_digit: str | None = None
+    keys: KeySchedule | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.packing not in ("binary", "decimal"):
             raise LayoutError(f"packing must be 'binary' or 'decimal', not {self.packing!r}.")
+        if not isinstance(self.conceal, bool):
+            raise LayoutError(f"conceal must be True or False, not {self.conceal!r}.")
+        if self.conceal and self.keys is None:
+            raise LayoutError(
+                "A concealed sequence needs a key: set SNOWID_ORDER_KEY (at least 32 characters)."
+            )
+        if self.check_digit is not None:
+            if self.check_digit not in CHECK_DIGITS:
+                raise LayoutError(
+                    f"check_digit must be one of {sorted(CHECK_DIGITS)} or None, not "
+                    f"{self.check_digit!r}."
+                )
+            if self.packing != "decimal":
+                raise LayoutError(
+                    "A check digit is appended to decimal numbers: use packing='decimal'."
+                )
         for name in ("sequence_bits", "shard_bits", "sequence_digits", "shard_digits"):
             value = getattr(self, name)
             lowest = 1 if name.startswith("sequence") else 0
@@ -108,19 +137,23 @@ class OrderNumberFormat:
                     f"sequence bits + {self.shard_bits} shard bits = {bits} bits; at most 63 fit."
                 )
         else:
-            digits = STEM_DIGITS + self.sequence_digits + self.shard_digits
+            check = 1 if self.check_digit else 0
+            digits = STEM_DIGITS + self.sequence_digits + self.shard_digits + check
             if digits > 19:
+                plus = " + 1 check digit" if check else ""
                 raise LayoutError(
                     f"A decimal order number of {STEM_DIGITS} + {self.sequence_digits} + "
-                    f"{self.shard_digits} = {digits} digits does not fit 19 digits."
+                    f"{self.shard_digits}{plus} = {digits} digits does not fit 19 digits."
                 )
             last_stem = (MUST_FIT_UNTIL_YEAR % 100) * 10**10 + 1231235959
             largest = self._pack(last_stem, self.max_sequence, self.shard_count - 1)
+            largest = largest * 10 + 9 if check else largest
             if largest > MAX_INT64:
+                with_check = " and a check digit" if check else ""
                 raise LayoutError(
-                    f"A decimal order number with {self.sequence_digits} sequence digits and "
-                    f"{self.shard_digits} shard digits overflows a signed 64-bit integer before "
-                    f"the end of {MUST_FIT_UNTIL_YEAR} ({largest} > {MAX_INT64})."
+                    f"A decimal order number with {self.sequence_digits} sequence digits, "
+                    f"{self.shard_digits} shard digits{with_check} overflows a signed 64-bit "
+                    f"integer before the end of {MUST_FIT_UNTIL_YEAR} ({largest} > {MAX_INT64})."
                 )
 
     # ----------------------------------------------------------------- sizes
@@ -150,15 +183,58 @@ class OrderNumberFormat:
         return ZoneInfo(self.zone)
 
     def describe(self) -> str:
+        concealed = "concealed " if self.conceal else ""
         if self.packing == "binary":
             return (
                 f"binary: yyMMddHHmmss ({self.zone}) << {self.sequence_bits + self.shard_bits} | "
-                f"sequence {self.sequence_bits} bits | shard {self.shard_bits} bits"
+                f"{concealed}sequence {self.sequence_bits} bits | shard {self.shard_bits} bits"
             )
+        check = f" + {self.check_digit} check digit" if self.check_digit else ""
         return (
-            f"decimal: yyMMddHHmmss ({self.zone}) + {self.sequence_digits} sequence digits + "
-            f"{self.shard_digits} shard digits"
+            f"decimal: yyMMddHHmmss ({self.zone}) + {self.sequence_digits} {concealed}sequence "
+            f"digits + {self.shard_digits} shard digits{check}"
         )
+
+    # ------------------------------------------------------------ concealing
+    @cached_property
+    def cipher(self) -> SequenceCipher | None:
+        """The permutation of each second's sequences, when the format conceals them."""
+        if not self.conceal or self.keys is None:
+            return None
+        binary = self.packing == "binary"
+        return SequenceCipher(
+            self.keys,
+            radix=2 if binary else 10,
+            width=self.sequence_bits if binary else self.sequence_digits,
+            tweak=self.describe().encode(),
+            unix_of=self._unix_of_local_second,
+        )
+
+    def _unix_of_local_second(self, local_second: int) -> int:
+        if self.zone == "UTC":
+            return local_second
+        return int(self.time_of_local_second(local_second).timestamp())
+
+    def shown_sequence(self, local_second: int, sequence: int) -> int:
+        """The sequence a number of ``local_second`` shows for its true ``sequence``."""
+        cipher = self.cipher
+        return sequence if cipher is None else cipher.conceal(local_second, sequence)
+
+    def true_sequence(self, local_second: int, shown: int) -> int:
+        """The true sequence of a number of ``local_second`` that shows ``shown``."""
+        cipher = self.cipher
+        return shown if cipher is None else cipher.reveal(local_second, shown)
+
+    def with_check_digit(self, body: int) -> int:
+        """``body`` with the format's check digit appended (``body`` without one)."""
+        scheme = self.check_digit
+        return body if scheme is None else body * 10 + CHECK_DIGITS[scheme](body)
+
+    def bounds_of_second(self, local_second: int) -> tuple[int, int]:
+        """The smallest and the largest value any number of ``local_second`` can have."""
+        low = self.stem_of_local_second(local_second) * self._stem_factor
+        high = low + self._stem_factor - 1
+        return (low * 10, high * 10 + 9) if self.check_digit else (low, high)
 
     # ------------------------------------------------------------------ time
     def local_second(self, moment: datetime) -> int:
@@ -203,21 +279,40 @@ class OrderNumberFormat:
             raise LayoutError(f"Sequence {sequence} is out of range 1..{self.max_sequence}.")
         if not 0 <= shard < self.shard_count:
             raise LayoutError(f"Shard {shard} is out of range 0..{self.shard_count - 1}.")
-        return self._pack(self.stem_of_local_second(local_second), sequence, shard)
+        stem = self.stem_of_local_second(local_second)
+        body = self._pack(stem, self.shown_sequence(local_second, sequence), shard)
+        return self.with_check_digit(body)
+
+    @staticmethod
+    def _check_range(value: int) -> int:
+        if not 0 < value <= MAX_INT64:
+            raise InvalidId(f"{value} is out of range: order numbers are 1..{MAX_INT64}.")
+        return value
 
     def check_number(self, value: object) -> int:
         if isinstance(value, str):
             value = parse_digits(value, what="an order number")
         if not isinstance(value, int) or isinstance(value, bool):
             raise InvalidId(f"{value!r} is not an order number: expected an integer.")
-        if not 0 < value <= MAX_INT64:
-            raise InvalidId(f"{value} is out of range: order numbers are 1..{MAX_INT64}.")
+        value = self._check_range(value)
+        scheme = self.check_digit
+        if scheme is not None:
+            body, digit = divmod(value, 10)
+            if CHECK_DIGITS[scheme](body) != digit:
+                raise CheckDigitMismatch(
+                    f"{value} fails its check digit ({scheme}): a digit was mistyped or two "
+                    "were swapped. Compare it with the number as written."
+                )
         return value
 
     def split(self, number: int) -> tuple[int, int, int]:
-        """(stem, sequence, shard) of ``number``, without validating the stem."""
+        """(stem, sequence as shown, shard) of ``number`` (its check digit verified and
+        dropped), without validating the stem."""
         number = self.check_number(number)
-        stem, rest = divmod(number, self._stem_factor)
+        return self._split_body(number // 10 if self.check_digit else number)
+
+    def _split_body(self, body: int) -> tuple[int, int, int]:
+        stem, rest = divmod(body, self._stem_factor)
         sequence, shard = divmod(rest, self._seq_factor)
         return stem, sequence, shard
 
@@ -252,7 +347,9 @@ class OrderNumberFormat:
         is. Raises :class:`InvalidId` when no number of this format is larger."""
         if value < 1:
             return None
-        stem, sequence, _ = self.split(value)
+        value = self._check_range(value)
+        # With a check digit: every number of a larger body than the value's is larger.
+        stem, sequence, _ = self._split_body(value // 10 if self.check_digit else value)
         if stem >= 991231235959 and (stem > 991231235959 or sequence >= self.max_sequence):
             raise InvalidId(
                 f"{value} is larger than every number of this format ({self.describe()})."
@@ -261,7 +358,8 @@ class OrderNumberFormat:
         if wall is None:
             return None
         second = (wall - _LOCAL_EPOCH) // timedelta(seconds=1)
-        if self.stem_of_local_second(second) != stem:  # not a date-time: past its floor
+        if self.stem_of_local_second(second) != stem or self.conceal:
+            # Not a date-time (past its floor), or a concealed second: past the whole second.
             return second, self.max_sequence
         return second, min(sequence, self.max_sequence)
 
@@ -271,6 +369,10 @@ class OrderNumberFormat:
         wall = self._wall_of_stem(stem)
         if not 1 <= sequence <= self.max_sequence:
             raise InvalidId(f"{value} has sequence {sequence}: not an order number of this format.")
+        shown: int | None = None
+        if self.cipher is not None:
+            shown = sequence
+            sequence = self.true_sequence(self.local_second_of_stem(stem), shown)
         return DecodedOrderNumber(
             value=value,
             stem=stem,
@@ -278,12 +380,14 @@ class OrderNumberFormat:
             sequence=sequence,
             shard=shard,
             format=self,
+            visible_sequence=shown,
         )
 
     def position(self, number: int) -> tuple[int, int]:
-        """(local second, sequence): what a store compares to keep numbers increasing."""
+        """(local second, true sequence): what a store compares to keep numbers increasing."""
         stem, sequence, _ = self.split(number)
-        return self.local_second_of_stem(stem), sequence
+        second = self.local_second_of_stem(stem)
+        return second, self.true_sequence(second, sequence) if self.conceal else sequence
 
 
 def _floor_wall(stem: int) -> datetime | None:

@@ -14,7 +14,7 @@ from ..checks import Check, error, is_number, redis_cache_problem
 from ..conf import WhenFull, conf
 from ..db.tables import inside_migrate, missing_message, missing_tables
 from ..exceptions import LayoutError
-from .formats import build_format
+from .formats import build_format, order_keys
 from .stores import BACKENDS
 
 __all__ = ["CHECKS"]
@@ -118,6 +118,7 @@ def check_order_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
                     f"django_snowid.{id_}",
                 )
             )
+    messages.extend(_check_key())
     try:
         build_format()
     except (LayoutError, TypeError, ValueError) as exc:
@@ -129,6 +130,30 @@ def check_order_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
             )
         )
     return messages
+
+
+def _check_key() -> list[CheckMessage]:
+    """E215: a key that concealing fields lack, or one that is weak or badly scheduled."""
+    if conf.ORDER_KEY is None:
+        concealing = []
+        for field in inventory.order_fields():
+            option = getattr(field, "format_options", {}).get("conceal")
+            if option is True or (option is None and conf.ORDER_CONCEAL is True):
+                concealing.append(f"{field.model._meta.label}.{field.name}")
+        if not concealing:
+            return []
+        return [
+            error(
+                f"{', '.join(concealing)} conceal their sequences, but SNOWID_ORDER_KEY is not "
+                "set: give it a random secret of at least 32 characters.",
+                "django_snowid.E215",
+            )
+        ]
+    try:
+        order_keys()
+    except LayoutError as exc:
+        return [error(f"SNOWID_ORDER_KEY: {exc}", "django_snowid.E215")]
+    return []
 
 
 def check_order_table(

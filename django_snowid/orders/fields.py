@@ -5,12 +5,15 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+from django import forms
 from django.core import checks
+from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models import lookups
 
 from ..conf import conf, on_settings_changed
 from ..core.order_format import DecodedOrderNumber, OrderNumberFormat, zone_has_dst
-from ..exceptions import LayoutError
+from ..exceptions import InvalidId, LayoutError
 from ..fieldbase import IssuedField
 from ..inventory import ORDER
 from .formats import build_format
@@ -26,8 +29,10 @@ class OrderNumberField(IssuedField, models.BigIntegerField):
     ``shard_from`` names the attribute (e.g. ``"user_id"``) whose value's low bits (or
     digits) end the number, so that orders route to the same shard as their user.
     ``stream`` names the sequence (default ``"app_label.Model.field"``); fields that share
-    a stream share its sequence. Format options left at ``None`` take the
-    ``SNOWID_ORDER_*`` settings.
+    a stream share its sequence. ``conceal=True`` shows a keyed permutation of each
+    second's sequences (the key is ``SNOWID_ORDER_KEY``); ``check_digit`` (``"luhn"`` or
+    ``"damm"``) appends a check digit to decimal numbers. Format options left at ``None``
+    take the ``SNOWID_ORDER_*`` settings.
     """
 
     description = "Order number (yyMMddHHmmss + sequence + shard)"
@@ -45,6 +50,8 @@ class OrderNumberField(IssuedField, models.BigIntegerField):
         sequence_digits: int | None = None,
         shard_digits: int | None = None,
         zone: str | None = None,
+        conceal: bool | None = None,
+        check_digit: str | None = None,
         **kwargs: Any,
     ) -> None:
         self._stream = stream
@@ -55,6 +62,8 @@ class OrderNumberField(IssuedField, models.BigIntegerField):
             "sequence_digits": sequence_digits,
             "shard_digits": shard_digits,
             "zone": zone,
+            "conceal": conceal,
+            "check_digit": check_digit,
         }
         # Built from the settings on first use; forgotten when they change.
         self._format: OrderNumberFormat | None = None
@@ -100,6 +109,51 @@ class OrderNumberField(IssuedField, models.BigIntegerField):
         return self.issuer().next_numbers([self._user(obj) for obj in instances])
 
     generate = new_number
+
+    # ----------------------------------------------------- typed numbers
+    def check_typed(self, value: Any) -> None:
+        """Raise :class:`InvalidId` for a number (int or digits) whose check digit fails;
+        anything else (None, an expression, a number of a format without a check digit)
+        passes."""
+        if isinstance(value, int | str) and not isinstance(value, bool):
+            try:
+                fmt = self.format
+            except LayoutError:
+                return
+            if fmt.check_digit is not None:
+                fmt.check_number(value)
+
+    @property
+    def typed_length(self) -> int:
+        """How many digits the numbers of a decimal format have (0: they vary)."""
+        fmt = self.format
+        if fmt.packing != "decimal":
+            return 0
+        return 12 + fmt.sequence_digits + fmt.shard_digits + (1 if fmt.check_digit else 0)
+
+    def _validate_check_digit(self, value: Any) -> None:
+        try:
+            self.check_typed(value)
+        except InvalidId as exc:
+            raise ValidationError(str(exc), code="check_digit") from None
+
+    @property
+    def validators(self) -> list[Any]:
+        return [*super().validators, self._validate_check_digit]
+
+    def formfield(
+        self,
+        form_class: type[forms.Field] | None = None,
+        choices_form_class: type[forms.ChoiceField] | None = None,
+        **kwargs: Any,
+    ) -> forms.Field | None:
+        """The model's form field, refusing a number whose check digit fails."""
+        kwargs["validators"] = [*kwargs.get("validators", ()), self._validate_check_digit]
+        if form_class is not None:
+            kwargs["form_class"] = form_class
+        if choices_form_class is not None:
+            kwargs["choices_form_class"] = choices_form_class
+        return super().formfield(**kwargs)
 
     # ----------------------------------------------------- model wiring
     def contribute_to_class(
@@ -163,6 +217,27 @@ class OrderNumberField(IssuedField, models.BigIntegerField):
         """The other order-number fields of this stream."""
         return [f for f in fields_of_stream(self.stream) if f is not self]
 
+
+class _CheckedExact(lookups.Exact):
+    """``number=...`` that refuses a number whose check digit fails (not an empty result)."""
+
+    def get_prep_lookup(self) -> Any:
+        self.lhs.output_field.check_typed(self.rhs)
+        return super().get_prep_lookup()
+
+
+class _CheckedIn(lookups.In):
+    """``number__in=[...]`` that refuses a number whose check digit fails."""
+
+    def get_prep_lookup(self) -> Any:
+        if isinstance(self.rhs, list | tuple | set | frozenset):
+            for each in self.rhs:
+                self.lhs.output_field.check_typed(each)
+        return super().get_prep_lookup()
+
+
+OrderNumberField.register_lookup(_CheckedExact)
+OrderNumberField.register_lookup(_CheckedIn)
 
 # Fields whose format or issuer was built from the settings.
 _built: weakref.WeakSet[OrderNumberField] = weakref.WeakSet()

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..conf import conf
+from ..core.conceal import KeySchedule
 from ..core.order_format import OrderNumberFormat
 
 __all__ = ["FORMAT_OPTIONS", "build_format"]
@@ -19,17 +20,28 @@ FORMAT_OPTIONS: Final = (
     "sequence_digits",
     "shard_digits",
     "zone",
+    "conceal",
+    "check_digit",
 )
 
 
 def build_format(options: Mapping[str, Any] | None = None) -> OrderNumberFormat:
-    """The format of ``options``, the settings filling those left at ``None``."""
+    """The format of ``options``, the settings filling those left at ``None``; a
+    concealing one takes its keys from ``SNOWID_ORDER_KEY``."""
     options = options or {}
-    return OrderNumberFormat(
-        **{
-            name: value
-            if (value := options.get(name)) is not None
-            else conf.order_format_default(name)
-            for name in FORMAT_OPTIONS
-        }
-    )
+    values = {
+        name: value if (value := options.get(name)) is not None else conf.order_format_default(name)
+        for name in FORMAT_OPTIONS
+    }
+    if options.get("check_digit") is None and values["packing"] != "decimal":
+        values["check_digit"] = None  # the setting's default is for decimal numbers
+    keys = None
+    if values["conceal"] is True and conf.ORDER_KEY is not None:
+        keys = order_keys()
+    return OrderNumberFormat(**values, keys=keys)
+
+
+def order_keys() -> KeySchedule:
+    """The key schedule of ``SNOWID_ORDER_KEY`` (:class:`LayoutError` names a problem,
+    never a key)."""
+    return KeySchedule.parse(conf.ORDER_KEY, name="SNOWID_ORDER_KEY")

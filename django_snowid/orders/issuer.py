@@ -54,6 +54,9 @@ class StreamIssuer:
         self._shards = fmt.shard_count
         self._stem_factor = fmt._stem_factor
         self._seq_factor = fmt._seq_factor
+        # A concealed sequence or a check digit: each number is finished by the format.
+        self._shown = fmt.shown_sequence if fmt.cipher is not None else None
+        self._check = fmt.with_check_digit if fmt.check_digit else None
         self._random_start = int(conf.ORDER_RANDOM_START)
         lead = int(conf.ORDER_MAX_BACKWARDS_S)
         self._max_lead = lead + DST_EXTRA_LEAD_S if conf.ORDER_ALLOW_DST else lead
@@ -119,7 +122,10 @@ class StreamIssuer:
         )
 
     def _compose(self, local_second: int, sequence: int, shard: int) -> int:
-        return self._stem(local_second) * self._stem_factor + sequence * self._seq_factor + shard
+        if self._shown is not None:
+            sequence = self._shown(local_second, sequence)
+        number = self._stem(local_second) * self._stem_factor + sequence * self._seq_factor + shard
+        return number if self._check is None else self._check(number)
 
     def next_numbers(self, users: Sequence[int]) -> list[int]:
         """Numbers for the given users, reserved in as few round trips as possible.
@@ -143,8 +149,15 @@ class StreamIssuer:
                 if self._metrics:
                     self._count(outcome.first_sequence, outcome.count)
                 start = len(numbers)
+                second, sequence = outcome.local_second, outcome.first_sequence
+                if self._shown is not None or self._check is not None:
+                    numbers.extend(
+                        self._compose(second, sequence + i, shards[start + i])
+                        for i in range(outcome.count)
+                    )
+                    continue
                 # The block's first number; each next one is one sequence step further.
-                first = self._compose(outcome.local_second, outcome.first_sequence, 0)
+                first = self._compose(second, sequence, 0)
                 step = self._seq_factor
                 numbers.extend(first + i * step + shards[start + i] for i in range(outcome.count))
             elif isinstance(outcome, SecondFull):

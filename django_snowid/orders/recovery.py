@@ -13,6 +13,7 @@ from typing import Any
 from django.db import models, router
 
 from ..core.order_format import OrderNumberFormat
+from ..exceptions import InvalidId
 from ..inventory import column_max
 from .stores import Position, RecoverArgs, get_store
 
@@ -48,15 +49,38 @@ def database_position(
     best: Position | None = None
     maxima: list[tuple[Any, int | None]] = []
     for field in fields:
-        found = [
-            column_max(field, using=db) for db in ([using] if using else databases_for(field.model))
-        ]
-        largest = max((n for n in found if n is not None), default=None)
+        dbs = [using] if using else databases_for(field.model)
+        found = [(db, column_max(field, using=db)) for db in dbs]
+        largest = max((n for _, n in found if n is not None), default=None)
         maxima.append((field, largest))
-        if largest is not None:
-            position = fmt.position(largest)
-            best = position if best is None or position > best else best
+        for db, number in found:
+            if number is not None:
+                position = _last_position(field, fmt, number, db)
+                best = position if best is None or position > best else best
     return best, maxima
+
+
+def _last_position(field: Any, fmt: OrderNumberFormat, largest: int, db: str) -> Position:
+    """The last position issued in the column, whose largest number is ``largest``.
+
+    A concealed number's sequence says nothing about its place in its second: every number
+    of that (newest) second is read, at most one second's capacity of rows by a range on
+    the UNIQUE column, and the largest true position among them wins."""
+    position = fmt.position(largest)
+    if fmt.cipher is None:
+        return position
+    low, high = fmt.bounds_of_second(position[0])
+    values = (
+        field.model._base_manager.db_manager(db)
+        .filter(**{f"{field.attname}__gte": low, f"{field.attname}__lte": high})
+        .values_list(field.attname, flat=True)
+    )
+    for value in values.iterator(chunk_size=2000):
+        try:
+            position = max(position, fmt.position(value))
+        except InvalidId:
+            continue  # not a number of this format: the audit reports it
+    return position
 
 
 def recover_stream(

@@ -65,8 +65,9 @@ def stream_rows(now: float | None = None) -> list[dict[str, Any]]:
             fmt = fields[0].format  # the fields of a stream share it (check E204)
             _, maxima = database_position(fields, fmt)
             local_now = int(now) + fmt.utc_offset_at(now)
-            # The first number of the window's first second, whatever its shard.
-            first = fmt.compose(local_now - RATE_WINDOW_S + 1, 1, 0)
+            # The smallest number the window's first second can have, whatever its shard
+            # (and its shown sequence, when concealed).
+            first = fmt.bounds_of_second(local_now - RATE_WINDOW_S + 1)[0]
             row["last_number"] = max((n for _, n in maxima if n is not None), default=None)
             row["rate_1min"] = round(numbers_since(fields, first) / RATE_WINDOW_S, 2)
         rows.append(row)

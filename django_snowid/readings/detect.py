@@ -11,7 +11,7 @@ from django.db import models
 
 from .. import inventory
 from ..core.echo import shown
-from ..exceptions import InvalidId, SnowidError
+from ..exceptions import CheckDigitMismatch, InvalidId, SnowidError
 from ..inventory import field_label, get_field
 from ..layouts import get_layout, layout_names
 from .kinds import Reading, field_reading, layout_reading, readings_of
@@ -130,6 +130,9 @@ def _detect(
     for index, reading in enumerate(readings):
         try:
             decoded = reading.decode(row.value)
+        except CheckDigitMismatch as exc:
+            notes.append(f"as {reading.what} of {reading.label}: {exc}")
+            continue
         except InvalidId:
             continue  # out of its range, or no date-time stem: nothing worth saying
         held = [h for h in holders if h.field in reading.fields]

@@ -112,13 +112,14 @@ def order_bits(decoded: DecodedOrderNumber) -> list[Segment]:
     if fmt.packing != "binary":
         return _bits(decoded.value, [("sign", 1, 0), ("value", 63, decoded.value)])
     used = 40 + fmt.sequence_bits + fmt.shard_bits
+    shown = decoded.visible_sequence
     return _bits(
         decoded.value,
         [
             ("sign", 1, 0),
             ("unused", 63 - used, 0),
             ("stem", 40, f"{decoded.stem:012d}"),
-            ("sequence", fmt.sequence_bits, decoded.sequence),
+            ("sequence", fmt.sequence_bits, decoded.sequence if shown is None else shown),
             ("shard", fmt.shard_bits, decoded.shard),
         ],
     )
@@ -128,14 +129,18 @@ def order_digits(decoded: DecodedOrderNumber) -> list[Segment]:
     fmt = decoded.format
     if fmt.packing != "decimal":
         return []
-    text = str(decoded.value).zfill(12 + fmt.sequence_digits + fmt.shard_digits)
-    stem, rest = text[:12], text[12:]
+    check = 1 if fmt.check_digit else 0
+    text = str(decoded.value).zfill(12 + fmt.sequence_digits + fmt.shard_digits + check)
+    stem, rest = text[:12], text[12 : len(text) - check]
     sequence, shard = rest[: fmt.sequence_digits], rest[fmt.sequence_digits :]
-    return [
+    segments = [
         Segment("stem", stem, stem, 2),
         Segment("sequence", int(sequence), sequence, 3),
         Segment("shard", int(shard), shard, 4),
     ]
+    if check:
+        segments.append(Segment("check digit", int(text[-1]), text[-1], 5))
+    return segments
 
 
 class SnowflakeReading(Reading, kind=inventory.SNOWFLAKE, what="a Snowflake id"):
@@ -171,14 +176,17 @@ class SnowflakeReading(Reading, kind=inventory.SNOWFLAKE, what="a Snowflake id")
 class OrderReading(Reading, kind=inventory.ORDER, what="an order number", milliseconds=False):
     def fill(self, row: DecodedRow, decoded: DecodedOrderNumber) -> None:
         super().fill(row, decoded)
+        shown = decoded.visible_sequence
         row.parts = [
             ("stem", f"{decoded.stem:012d}"),
             ("sequence", decoded.sequence),
+            *(() if shown is None else (("sequence shown (concealed)", shown),)),
             ("shard", decoded.shard),
         ]
         row.bits = order_bits(decoded)
         row.digits = order_digits(decoded)
-        row.counter_text = f"sequence {decoded.sequence} / shard {decoded.shard}"
+        true = "" if shown is None else f" (true position; shown as {shown})"
+        row.counter_text = f"sequence {decoded.sequence}{true} / shard {decoded.shard}"
         row.shard_text = str(decoded.shard)
 
     def name(self, holder_labels: list[str]) -> str:

@@ -2,7 +2,7 @@ from django.contrib import admin
 
 from django_snowid.admin.mixins import SnowflakeAdminMixin, SnowflakeModelAdmin
 
-from .models import GiftCard, Order, OrderLine, Product
+from .models import GiftCard, Invoice, Order, OrderLine, Product
 
 
 class OrderLineInline(admin.TabularInline):
@@ -28,3 +28,9 @@ class ProductAdmin(SnowflakeModelAdmin):
 @admin.register(GiftCard)
 class GiftCardAdmin(SnowflakeModelAdmin):
     list_display = ["code", "balance_cents"]
+
+
+@admin.register(Invoice)
+class InvoiceAdmin(SnowflakeModelAdmin):
+    list_display = ["code", "order"]
+    readonly_fields = ["code"]

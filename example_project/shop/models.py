@@ -11,6 +11,7 @@ from django_snowid.fields import (
     SnowflakeAutoField,
     SnowflakeField,
 )
+from django_snowid.sequences.fields import SequenceTextField
 
 
 class Product(models.Model):
@@ -55,6 +56,18 @@ class GiftCard(models.Model):
     id = SnowflakeAutoField(primary_key=True, layout="public")
     code = models.CharField(max_length=20)
     balance_cents = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return self.code
+
+
+class Invoice(models.Model):
+    """One invoice an order, numbered by the daily "invoice" sequence (no gaps in a day)."""
+
+    order = models.OneToOneField(Order, on_delete=models.PROTECT, related_name="invoice")
+    code = SequenceTextField(
+        sequence="invoice", template="INV-{day}-{value:06d}", max_length=20, unique=True
+    )
 
     def __str__(self) -> str:
         return self.code

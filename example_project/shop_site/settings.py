@@ -20,6 +20,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_snowid",
+    "django_snowid.sequences",  # named sequences: the shop's invoice numbers
     "shop",
 ]
 MIDDLEWARE = [
@@ -86,6 +87,10 @@ if os.environ.get("SHOP_REDIS_URL"):
     SNOWID_ORDER_BACKEND = "redis"
 else:
     SNOWID_ORDER_BACKEND = "database"
+
+# Named sequences: invoice numbers that start again at 1 every day (INV-20261128-000001),
+# kept in this database beside the rows they number.
+SNOWID_SEQUENCES = {"invoice": {"kind": "daily", "zone": "UTC"}}
 
 # Orders route to shard databases by the low bits of their number, which equal the low
 # bits of their user id (see shop/routing.py). One database here; list more to shard.

@@ -356,3 +356,32 @@ def test_legacy_ids_of_an_adopted_model_are_no_findings(adopted_legacy):
         f"testapp.Legacy.id: 5 legacy ids (below {adopted_legacy}" in note
         for note in report["notes"]
     ), report["notes"]
+
+
+def test_a_repeated_concealed_position_names_its_true_sequence(settings):
+    settings.SNOWID_ORDER_CONCEAL = True
+    settings.SNOWID_ORDER_KEY = "audit-test-key-of-concealed-numbers-0123"
+    fmt = order_format()
+    second = now_second(fmt) - 5
+    ShopOrder.objects.create(user_id=1, number=fmt.compose(second, 4, 1))
+    ShopOrder.objects.create(user_id=2, number=fmt.compose(second, 4, 2))
+    ShopOrder.objects.create(user_id=3, number=fmt.compose(second, 5, 3))
+    status, report = audit_json("testapp.ShopOrder")
+    assert status == 1
+    assert report["counts"] == {"order_position_repeated": 1}
+    assert "sequence 4 of stream" in report["findings"][0]["detail"]
+
+
+def test_a_number_whose_check_digit_fails_is_outside_the_format(settings):
+    settings.SNOWID_ORDER_CHECK_DIGIT = "damm"
+    settings.SNOWID_ORDER_SEQUENCE_DIGITS = 4
+    fmt = DecimalOrder._meta.get_field("number").format
+    second = now_second(fmt) - 5
+    good = DecimalOrder.objects.create(user_id=1, number=fmt.compose(second, 1, 1))
+    bad = DecimalOrder.objects.create(user_id=2, number=fmt.compose(second, 2, 2))
+    plant(DecimalOrder, bad.pk, "number", bad.number + 1 if bad.number % 10 < 9 else bad.number - 1)
+    status, report = audit_json("testapp.DecimalOrder")
+    assert status == 1
+    assert report["counts"] == {"order_outside_format": 1}
+    assert "check digit" in report["findings"][0]["detail"]
+    assert good.number != bad.number

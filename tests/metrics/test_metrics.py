@@ -657,7 +657,7 @@ def test_metrics_settings_are_checked(settings):
     assert "django_snowid.W700" in [m.id for m in check_time_bits_horizon()]
     with pytest.raises(SystemCheckError, match="E701"):
         settings.SNOWID_METRICS = 1
-        call_command("check")
+        call_command("check", databases=[])
 
 
 def test_the_multiprocess_directory_is_checked(settings, tmp_path, monkeypatch):

@@ -145,14 +145,22 @@ def assert_never_repeated(per_process: list[dict[str, Any]], fmt: Any) -> None:
 @pytest.mark.slow
 @pytest.mark.redis
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("concealed", [False, True], ids=["plain", "concealed"])
 @pytest.mark.parametrize("disaster", ["restart", "recover"])
 @pytest.mark.parametrize("mode", ["autocommit", "atomic", "bulk"])
-def test_no_position_repeats_while_redis_loses_the_stream(throwaway_redis, mode, disaster):
+def test_no_position_repeats_while_redis_loses_the_stream(
+    throwaway_redis, mode, disaster, concealed
+):
     """``restart``: FLUSHALL and a restart without persistence, by turns, every 0.5 s.
-    ``recover``: ``snowid_recover`` in a loop, and a FLUSHALL every 0.5 s."""
+    ``recover``: ``snowid_recover`` in a loop, and a FLUSHALL every 0.5 s. Concealed
+    numbers too: positions are their true ones."""
     connections.close_all()  # children must not share the parent's socket
     context = multiprocessing.get_context("fork")
-    with override_settings(CACHES=throwaway_redis.caches(), SNOWID_ORDER_BACKEND="redis"):
+    with override_settings(
+        CACHES=throwaway_redis.caches(), SNOWID_ORDER_BACKEND="redis", **_conceal(concealed)
+    ):
+        fmt = ShopOrder._meta.get_field("number").format
+        assert fmt.conceal is concealed
         ShopOrder.objects.create(user_id=0)  # the stream exists before the load starts
         connections.close_all()
         deadline = time.time() + LOAD_S
@@ -163,7 +171,14 @@ def test_no_position_repeats_while_redis_loses_the_stream(throwaway_redis, mode,
     ShopOrder.objects.filter(user_id=0).delete()
     assert disruptions >= 3
     assert sum(len(r["issued"]) for r in per_process) >= PROCESSES  # the load did run
-    assert_never_repeated(per_process, ShopOrder._meta.get_field("number").format)
+    assert_never_repeated(per_process, fmt)
+
+
+def _conceal(concealed: bool) -> dict[str, Any]:
+    """The settings that conceal ShopOrder's numbers (or leave them plain)."""
+    if not concealed:
+        return {}
+    return {"SNOWID_ORDER_CONCEAL": True, "SNOWID_ORDER_KEY": "order-recovery-test-key-" + "x" * 16}
 
 
 def run_load(mode: str) -> list[dict[str, Any]]:
@@ -175,11 +190,13 @@ def run_load(mode: str) -> list[dict[str, Any]]:
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_database_store_with_clocks_stepping_back_inside_transactions():
-    with override_settings(SNOWID_ORDER_BACKEND="database"):
+@pytest.mark.parametrize("concealed", [False, True], ids=["plain", "concealed"])
+def test_database_store_with_clocks_stepping_back_inside_transactions(concealed):
+    with override_settings(SNOWID_ORDER_BACKEND="database", **_conceal(concealed)):
+        fmt = ShopOrder._meta.get_field("number").format
         per_process = run_load("stepped")
     assert sum(len(r["issued"]) for r in per_process) >= PROCESSES
-    assert_never_repeated(per_process, ShopOrder._meta.get_field("number").format)
+    assert_never_repeated(per_process, fmt)
 
 
 _barrier: Any = None  # set before the fork: the children inherit it

@@ -133,3 +133,30 @@ def test_adoption_is_compared_with_the_plain_alter_field():
     assert waits and all(float(s) > 0 for s in waits.groups()), out
     assert re.search(r"rows lost\s+0\s+0$", out, re.M), out
     assert re.search(r"every old \(pk, fk\) pair unchanged\s+yes\s+yes$", out, re.M), out
+
+
+@pytest.mark.slow
+@pytest.mark.redis
+@pytest.mark.django_db  # needs the PostgreSQL server (skipped where it is missing)
+def test_concealed_numbers_are_compared_with_plain_ones():
+    from django.conf import settings
+
+    if not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        pytest.skip("measures PostgreSQL (SNOWID_TEST_DB=postgresql)")
+    name = f"{os.environ.get('SNOWID_TEST_DB_NAME', 'snowid')}_conceal_bench"
+    out = run_script(
+        "benchmarks/bench_conceal.py",
+        "--creates",
+        "200",
+        "--repeat",
+        "1",
+        "--numbers",
+        "2000",
+        env={
+            **{k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
+            "SNOWID_BENCH_DB_NAME": name,
+        },
+    )
+    ratios = re.findall(r"^create\(\).*?\s([\d.]+)x$", out, re.M)
+    assert len(ratios) == 2 and all(float(r) > 0 for r in ratios), out
+    assert len(re.findall(r"^(binary|decimal): .*\s[\d.]+$", out, re.M)) == 6, out

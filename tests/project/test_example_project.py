@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.support import manage
@@ -16,6 +18,9 @@ def test_demo_runs_twice_and_recovery_finds_nothing_to_do(tmp_path):
     assert "log in as admin / admin" in first.stdout
     assert "-> database 'default'" in first.stdout
     assert "4 products and 5 orders" in first.stdout
+    day = re.search(r"stem=(\d{6})", first.stdout)[1]  # the orders' day, yyMMdd
+    assert f"INV-20{day}-000001  for the first order" in first.stdout
+    assert f"INV-20{day}-000002  for the second order" in first.stdout
     second = manage("shop_demo", db=db)  # a second run creates nothing and says so
     assert second.returncode == 0, second.stderr
     assert "nothing created" in second.stdout and "nothing created" not in first.stdout

@@ -212,7 +212,7 @@ def test_w800_until_the_rows_are_imported(settings):
     (msg,) = w800()
     assert "1 django-sequences sequences ('invoice')" in msg
     assert "--import-django-sequences" in msg
-    assert run_checks() == [] or all(m.id != "django_snowid.W800" for m in run_checks())
+    assert all(m.id != "django_snowid.W800" for m in run_checks(databases=[]))
     _import()
     assert w800() == []
     sequences.get_next_value("invoice")  # old code drew again after the import: E801 says so

@@ -95,7 +95,11 @@ def test_field_check_refused_unknown_name(settings):
 
 def ids(**settings) -> list[str]:
     with override_settings(**settings):
-        return [m.id for m in checks.run_checks() if m.id and m.id.startswith("django_snowid.E3")]
+        return [
+            m.id
+            for m in checks.run_checks(databases=[])
+            if m.id and m.id.startswith("django_snowid.E3")
+        ]
 
 
 @pytest.mark.parametrize(
@@ -126,4 +130,4 @@ def test_sequence_checks_are_registered():
         override_settings(SNOWID_SEQUENCES_UNKNOWN="maybe"),
         pytest.raises(SystemCheckError, match="E301"),
     ):
-        call_command("check")
+        call_command("check", databases=[])

@@ -38,7 +38,7 @@ def test_a_bad_factory_is_a_check_error(settings, value, check_id, words):
     [message] = check_redis_client()
     assert message.id == check_id and words in message.msg
     with pytest.raises(SystemCheckError, match=check_id):
-        call_command("check")
+        call_command("check", databases=[])
     with pytest.raises(RedisClientError, match=words):
         get_client()
 

@@ -7,13 +7,12 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
-from ...conf import conf
 from ...core.layout import DecodedId, iso_utc
-from ...core.order_format import DecodedOrderNumber, OrderNumberFormat
+from ...core.order_format import DecodedOrderNumber
 from ...exceptions import InvalidId, SnowidError
 from ...inventory import get_field
 from ...layouts import get_layout
-from ...orders.formats import FORMAT_OPTIONS
+from ...orders.formats import build_format
 from ...readings import DecodedRow, decode_tokens, parse_token
 from ._json import json_text
 
@@ -88,9 +87,7 @@ class Command(BaseCommand):
                 if field:
                     reader: Any = get_field(field)
                 elif order:
-                    reader = OrderNumberFormat(
-                        **{name: conf.order_format_default(name) for name in FORMAT_OPTIONS}
-                    )
+                    reader = build_format()
                 else:
                     reader = get_layout(layout)
             except SnowidError as exc:
@@ -132,6 +129,8 @@ def _line(item: DecodedId | DecodedOrderNumber, *, verbose: bool) -> str:
             f"{item.value}  {when}  stem={item.stem:012d} sequence={item.sequence} "
             f"shard={item.shard}"
         )
+        if item.visible_sequence is not None:
+            line += f" shown_sequence={item.visible_sequence}"
         return line + (f"  ({item.format.describe()})" if verbose else "")
     parts = " ".join(f"{name}={value}" for name, value in item.parts.items())
     time = iso_utc(item.time, milliseconds=True)

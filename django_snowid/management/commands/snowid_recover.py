@@ -19,7 +19,7 @@ from django.db import connections, router
 
 from ... import inventory
 from ...adopt.columns import integer_column, largest_value
-from ...core.echo import shown
+from ...core.echo import shown, table
 from ...exceptions import InvalidId, OrderNumberError, OrderNumberUnavailable, SnowidError
 from ...inventory import check_labels, column_max, field_label
 from ...orders.issuer import fields_of_stream
@@ -156,9 +156,8 @@ class Command(BaseCommand):
             )
             for r in rows
         ]
-        widths = [max(len(str(x)) for x in column) for column in zip(header, *lines, strict=False)]
-        for line in (header, *lines):
-            self.stdout.write("  ".join(str(x).ljust(w) for x, w in zip(line, widths, strict=True)))
+        for text in table([header, *lines]):
+            self.stdout.write(text)
         if dry_run:
             self.stdout.write("Dry run: nothing was changed.")
 

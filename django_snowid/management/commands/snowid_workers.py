@@ -9,6 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...conf import conf
+from ...core.echo import table
 from ...exceptions import SnowidError
 from ...ids.database.install import database_fields
 from ...ids.database.reservation import reservations
@@ -91,11 +92,8 @@ class Command(BaseCommand):
 
     def _table(self, rows: list[dict[str, Any]]) -> None:
         header = list(rows[0])
-        table = [header] + [[str(row[h]) for h in header] for row in rows]
-        widths = [max(len(line[i]) for line in table) for i in range(len(header))]
-        for line in table:
-            cells = (cell.ljust(width) for cell, width in zip(line, widths, strict=True))
-            self.stdout.write("  ".join(cells).rstrip())
+        for text in table([header, *([row[h] for h in header] for row in rows)]):
+            self.stdout.write(text)
 
     def _leases(self, source: str, all: bool) -> list[dict[str, Any]]:
         errors: tuple[type[BaseException], ...] = (SnowidError, *store_errors())

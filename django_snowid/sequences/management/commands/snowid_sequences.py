@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
 
 from ....adopt.columns import integer_column, largest_value
+from ....core import echo
 from ....core.echo import shown
 from ....core.sequence_plan import check_name
 from ....exceptions import SequenceError, SnowidError
@@ -173,10 +174,6 @@ class Command(BaseCommand):
         if not rows:
             self.stdout.write("No sequence has issued a value yet.")
             return
-        table = [COLUMNS] + [
-            tuple("-" if row.get(c) is None else str(row.get(c)) for c in COLUMNS) for row in rows
-        ]
-        widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
-        for line in table:
-            cells = (v.ljust(w) for v, w in zip(line, widths, strict=True))
-            self.stdout.write("  ".join(cells).rstrip())
+        lines = (["-" if row.get(c) is None else row[c] for c in COLUMNS] for row in rows)
+        for text in echo.table([COLUMNS, *lines]):
+            self.stdout.write(text)

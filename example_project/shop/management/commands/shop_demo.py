@@ -9,11 +9,11 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
-from django.db import transaction
+from django.db import connection, transaction
 
 import django_snowid
 from django_snowid.core.layout import iso_utc
-from shop.models import GiftCard, Order, OrderLine, Product
+from shop.models import GiftCard, Invoice, Order, OrderLine, Product
 from shop.routing import database_for_number
 
 DEMO_USER, DEMO_PASSWORD = "admin", "admin"
@@ -47,7 +47,7 @@ class Command(BaseCommand):
 
         first = Order.objects.filter(note=FIRST_NOTE).first()
         if first is None:
-            products, order, second, more, cards = self._create(admin, customers)
+            products, order, second, more, cards, invoices = self._create(admin, customers)
         else:
             # A second run shows the rows of the first one instead of adding copies.
             self.stdout.write(
@@ -58,6 +58,7 @@ class Command(BaseCommand):
             second = Order.objects.filter(note=SECOND_NOTE).order_by("pk").first() or first
             more = list(Order.objects.filter(note__startswith=BULK_NOTE).order_by("pk"))
             cards = list(GiftCard.objects.filter(code__startswith=CARD_CODE).order_by("pk"))
+            invoices = list(Invoice.objects.filter(order__in=(order, second)).order_by("pk"))
 
         self.stdout.write(self.style.MIGRATE_HEADING("Products (bulk_create):"))
         for product in products:
@@ -82,12 +83,18 @@ class Command(BaseCommand):
                 f"{database_for_number(each.number)!r}"
             )
 
+        self.stdout.write(
+            self.style.MIGRATE_HEADING("Invoices (the daily \"invoice\" sequence):")
+        )
+        for invoice in invoices:
+            self.stdout.write(f"  {invoice.code}  for the {invoice.order.note}")
+
         # The interpreter that runs this (make demo's .venv-demo, or any other).
         python = os.path.relpath(sys.executable, ROOT)
         self.stdout.write("")
         self.stdout.write(
             f"{Product.objects.count()} products and {Order.objects.count()} orders in "
-            "example_project/db.sqlite3.\n"
+            f"{os.path.relpath(connection.settings_dict['NAME'], ROOT)}.\n"
             "Take any id or order number apart:\n"
             f"  {python} example_project/manage.py snowid_decode {order.pk}\n"
             f"  {python} example_project/manage.py snowid_decode {order.number} "
@@ -131,7 +138,9 @@ class Command(BaseCommand):
             cards = GiftCard.objects.bulk_create(
                 [GiftCard(code=f"{CARD_CODE}{i}", balance_cents=2500) for i in range(1, 4)]
             )
-        return products, order, second, more, cards
+            # A named sequence: 1, 2, ... within the day, in this transaction (no gaps).
+            invoices = [Invoice.objects.create(order=each) for each in (order, second)]
+        return products, order, second, more, cards, invoices
 
     def _show(self, label: str, value: int, layout: str | None = None) -> None:
         decoded = django_snowid.decode(value, layout=layout)
