@@ -1,11 +1,6 @@
-"""The geometry of a layout: what the database function needs to know of it (epoch,
-unit, bit widths), and the names of the function and sequence made for it.
-
-Layouts that split their bits the same way share one geometry (and one function): the
-names of node parts and of layouts do not change an id. The key spells every number, so
-that a migration that names a geometry can rebuild it, and a layout that changes makes
-a new key (and ``makemigrations`` an ``AlterField``).
-"""
+"""The geometry of a layout: what the database function needs of it (epoch, unit, bit
+widths), the names of the function and sequence made for it, and a key that spells every
+number (layouts that split their bits alike share one)."""
 
 from __future__ import annotations
 
