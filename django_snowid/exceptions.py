@@ -1,10 +1,5 @@
-"""Exceptions raised by django-snowid.
-
-Every refusal to issue an id, an order number or a value of a named sequence has a
-class of its own, so that callers can tell a misconfiguration from a transient
-condition (a clock that stepped back) without parsing messages. All of them derive from
-:class:`SnowidError`. This module imports nothing: the pure core raises them too.
-"""
+"""Every exception of django-snowid, a class per refusal, all :class:`SnowidError`s. This
+module imports nothing: the pure core raises them too."""
 
 from __future__ import annotations
 
@@ -30,11 +25,8 @@ class InvalidPublicId(InvalidId):
 
 
 class ClockMovedBackwards(SnowidError):
-    """The clock is behind the last tick issued by more than the configured tolerance.
-
-    Issuing now would repeat timestamps (and so ids) of this worker; the generator
-    refuses instead. It recovers by itself once the clock has caught up.
-    """
+    """The clock is behind the last tick issued by more than the configured tolerance: no
+    id is issued until it has caught up."""
 
     def __init__(self, *, behind_ms: float, tolerance_ms: float) -> None:
         self.behind_ms = behind_ms
@@ -52,10 +44,7 @@ class TimeBitsExhausted(SnowidError):
 
 
 class GeneratorForked(SnowidError):
-    """A generator created in a parent process was used in a forked child.
-
-    The child would continue the parent's worker id and sequence and repeat its ids.
-    """
+    """A generator created in a parent process was used in a forked child."""
 
 
 class WorkerIdError(SnowidError):

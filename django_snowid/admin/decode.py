@@ -19,7 +19,7 @@ from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
 
 from ..db.private import model_admin
-from ..decoding import DecodedRow, decode_tokens
+from ..readings import DecodedRow, decode_tokens
 from .forms import DecodeForm
 from .pages import ReadOnlyPageAdmin
 

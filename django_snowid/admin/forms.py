@@ -5,7 +5,7 @@ from typing import Any, cast
 
 from django import forms
 
-from ..decoding import reading_choices
+from ..readings import reading_choices
 
 MAX_IDS = 1000
 _SEPARATORS = re.compile(r"[\s,;]+")

@@ -18,8 +18,8 @@ from .. import inventory
 from ..core.digits import parse_digits
 from ..core.layout import DecodedId
 from ..core.order_format import DecodedOrderNumber
-from ..decoding import time_texts
 from ..exceptions import TRY_AGAIN, SnowidError
+from ..readings import time_texts
 
 __all__ = ["CreatedFilter", "SnowflakeAdminMixin", "SnowflakeModelAdmin"]
 
@@ -27,12 +27,7 @@ logger = logging.getLogger(__name__)
 
 
 def _snowflake_field(model: type[models.Model]) -> Any:
-    if inventory.kind_of(model._meta.pk) == "snowflake":
-        return model._meta.pk
-    for each in model._meta.concrete_fields:
-        if inventory.kind_of(each) == "snowflake":
-            return each
-    return None
+    return inventory.field_of(model, inventory.SNOWFLAKE)
 
 
 def _decoded_snowflake(obj: models.Model) -> DecodedId | SnowidError | None:
@@ -49,10 +44,9 @@ def _decoded_snowflake(obj: models.Model) -> DecodedId | SnowidError | None:
 
 
 def _order_field(model: type[models.Model]) -> Any:
-    for each in model._meta.concrete_fields:
-        if inventory.kind_of(each) == "order":
-            return each
-    return None
+    return next(
+        (f for f in model._meta.concrete_fields if inventory.kind_of(f) is inventory.ORDER), None
+    )
 
 
 class CreatedFilter(admin.SimpleListFilter):
@@ -78,7 +72,7 @@ class CreatedFilter(admin.SimpleListFilter):
     def queryset(self, request: HttpRequest, queryset: models.QuerySet) -> models.QuerySet:
         span = self.ranges.get(self.value() or "")
         pk = queryset.model._meta.pk
-        if span is None or inventory.kind_of(pk) != "snowflake":
+        if span is None or inventory.kind_of(pk) is not inventory.SNOWFLAKE:
             return queryset
         return queryset.filter(pk__created_after=datetime.now(timezone.utc) - span)
 
@@ -185,7 +179,7 @@ class SnowflakeAdminMixin:
     def get_list_filter(self, request: HttpRequest) -> Any:
         filters = list(super().get_list_filter(request))  # type: ignore[misc]
         pk = self.model._meta.pk
-        if inventory.kind_of(pk) == "snowflake" and CreatedFilter not in filters:
+        if inventory.kind_of(pk) is inventory.SNOWFLAKE and CreatedFilter not in filters:
             filters.append(CreatedFilter)
         return filters
 

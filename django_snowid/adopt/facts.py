@@ -78,7 +78,7 @@ def read_facts(label: str, *, using: str) -> tuple[Facts, list[Change]]:
     old_pk, pk = old._meta.pk, meta.pk
     assert old_pk is not None and pk is not None
     old_type, code_type = old_pk.get_internal_type(), type(pk).__name__
-    is_ours = inventory.kind_of(pk) == "snowflake"
+    is_ours = inventory.kind_of(pk) is inventory.SNOWFLAKE
     if old_type not in AUTO_TYPES:
         raise AdoptionError(
             f"{label}: its primary key in the migrations is a {type(old_pk).__name__}, not an "

@@ -107,7 +107,7 @@ def _audit_layout(
             )
             continue
         if value > latest:
-            made = layout.time_of_tick(value >> layout.time_shift).isoformat()
+            made = layout.decode(value).time.isoformat()
             report.add(
                 Finding(
                     "id_from_future",

@@ -1,27 +1,6 @@
-"""The Snowflake generator: a state machine over (last tick, sequence) with an injected clock.
-
-Speed comes from composing a whole tick's ids at once. When the generator enters a
-tick it builds ``iter(range(first_id, last_id + 1))``: every id of that tick for this
-worker, already composed (with shard 0, when the layout has shard bits: the caller fills
-those). ``next_id()`` then costs one clock read,
-one comparison and one ``next()`` on that iterator. In CPython ``next()`` on a range
-iterator is a single C call that does not release the GIL, so two threads can never
-receive the same id; the lock is taken only to enter a new tick (about once a
-millisecond), on a clock that moved backwards, and in the bulk path. A free-threaded
-build has no GIL to make that call atomic (threads sharing a range iterator get the same
-value): there every id is taken under the lock (:data:`FREE_THREADED`).
-
-Ids never go stale: the fast path only serves while the clock is inside the tick the
-iterator belongs to, so an id's time part is the tick current when it was handed out.
-
-Spread low bits: a tick's sequence starts at a random offset below ``2**spread_bits``
-(the layout's), drawn once when the tick is entered. At ordinary rates most ticks issue
-one id or none, and a sequence that always started at 0 would leave the low bits of
-nearly every id at 0: ``id % 16`` (or another id's ``shard_from``) would route them all
-to one shard. The offset costs at most ``2**spread_bits - 1`` ids of the tick it starts;
-a tick entered right after one whose ids were all taken starts at 0, so under sustained
-full load no id is lost (its ids cover every residue anyway).
-"""
+"""The Snowflake generator: a state machine over (last tick, sequence) with an injected
+clock, serving each tick's ids from one range iterator (docs: "Performance", "Spread low
+bits")."""
 
 from __future__ import annotations
 
@@ -39,29 +18,42 @@ from typing import Final
 from ..exceptions import ClockMovedBackwards, GeneratorForked, TimeBitsExhausted
 from .layout import Layout
 
-__all__ = ["FREE_THREADED", "Clock", "Report", "SnowflakeGenerator"]
+__all__ = ["FREE_THREADED", "Clock", "Reporter", "SnowflakeGenerator"]
 
 #: Returns nanoseconds since the Unix epoch, like :func:`time.time_ns`.
 Clock = Callable[[], int]
-#: Told of each wait and refusal, off the fast path: ``report(event, behind_ms)`` with
-#: ``event`` one of ``"clock_wait"``, ``"clock_refused"``, ``"tick_full_wait"``,
-#: ``"time_bits_refused"`` (``behind_ms``: how far the clock is behind, else 0).
-Report = Callable[[str, float], None]
 
 #: This interpreter is a free-threaded build (no GIL, even if one is turned on later).
 FREE_THREADED: Final = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 
 _EMPTY: Final[Iterator[int]] = iter(())
-# Waits shorter than this are spun (sleep(0) yields the GIL); longer ones sleep, minus
-# this margin, so the generator is ready at the start of the next tick.
+# Waits shorter than this are spun; longer ones sleep, minus this margin.
 _SPIN_NS: Final = 1_000_000
+
+
+class Reporter:
+    """Told of a generator's waits and refusals, off the fast path; silent as it is."""
+
+    def tick_full(self) -> None:
+        """Every id of the current tick was taken: the generator waits for the next."""
+
+    def clock_wait(self, behind_ms: float) -> None:
+        """The clock is behind the last tick by at most the tolerance: waited out."""
+
+    def clock_refused(self, behind_ms: float) -> None:
+        """The clock is behind the last tick by more than the tolerance."""
+
+    def time_bits_refused(self) -> None:
+        """The clock is before the epoch or past the time bits."""
+
+
+_SILENT: Final = Reporter()
 
 _live_generators: weakref.WeakSet[SnowflakeGenerator] = weakref.WeakSet()
 
 
 def _after_fork_in_child() -> None:
-    # A child must never continue its parent's tick: empty every buffer so the next
-    # call takes the slow path, which sees the new pid and refuses.
+    # Empty every buffer: the next call takes the slow path, which sees the new pid.
     for generator in list(_live_generators):
         generator._drop_buffer()
 
@@ -71,23 +63,15 @@ if hasattr(os, "register_at_fork"):
 
 
 class SnowflakeGenerator:
-    """Issues strictly increasing ids for one worker (one node value) of one layout.
+    """Issues strictly increasing ids for one worker (one node value) of one layout; one
+    per process and worker id, shared between threads (a forked child's use raises
+    :class:`GeneratorForked`).
 
-    Create one per process and worker id, and share it between threads. A generator
-    used in a forked child raises :class:`GeneratorForked`: create a new one there
-    (with its own worker id).
-
-    ``clock`` returns nanoseconds since the Unix epoch; ``sleep`` takes seconds. Both
-    are injectable so that tests can move time at will.
-    ``backwards_tolerance_ms``: a clock behind the last tick by at most this much is
-    waited out; further behind, :class:`ClockMovedBackwards` is raised.
-    ``last_tick``: ticks up to this one were used by a previous holder of the worker id.
-    ``guard`` is called before each new tick is entered (about once a millisecond); it
-    raises to stop the generator, e.g. when the worker-id lease is no longer held.
-    ``report`` is told of waits and refusals (:data:`Report`); :meth:`issued` counts the
-    ids handed out, read off the tick iterators, so the fast path counts nothing.
-    ``random_bits(k)`` returns an integer of ``k`` random bits, each tick's offset
-    (:func:`random.getrandbits`, reseeded in a forked child; injectable for tests).
+    ``clock`` returns nanoseconds since the Unix epoch; ``sleep`` takes seconds.
+    A clock behind the last tick by at most ``backwards_tolerance_ms`` is waited out;
+    further behind, :class:`ClockMovedBackwards` is raised. Ticks up to ``last_tick``
+    were used by a previous holder of the worker id. ``guard`` runs before each new tick
+    and raises to stop the generator. ``random_bits(k)`` draws each tick's offset.
     """
 
     def __init__(
@@ -101,7 +85,7 @@ class SnowflakeGenerator:
         last_tick: int = -1,
         guard: Callable[[], None] | None = None,
         random_bits: Callable[[int], int] = random.getrandbits,
-        report: Report | None = None,
+        report: Reporter = _SILENT,
     ) -> None:
         self.layout = layout
         self.node = layout.node_value(worker)
@@ -109,25 +93,14 @@ class SnowflakeGenerator:
         self._clock = clock
         self._sleep = sleep
         self._tolerance_ns = int(backwards_tolerance_ms * 1_000_000)
-        self._epoch_ns = layout.epoch_ns
-        self._unit_ns = layout.unit_ns
-        # With shard bits, consecutive ids of a tick are 2**shard_bits apart: the ids
-        # issued here have shard 0, and the caller ORs its shard into the free low bits.
-        self._step = 1 << layout.shard_bits
-        self._span = (layout.max_sequence + 1) << layout.shard_bits
         self._spread_bits = layout.spread_bits or 0
         self._random_bits = random_bits
-        self._node_bits = self.node << layout.node_shift
         self._lock = threading.Lock()
         self._pid = os.getpid()
         self._guard = guard
         self._report = report
-        # (ids handed out from the ticks before the current one, how many the current
-        # tick's iterator held when it was made, that iterator): issued() = the first +
-        # what the iterator lost since. One tuple, replaced whole: read without the lock.
+        # (ids of earlier ticks, the current iterator's size, that iterator), replaced whole.
         self._counted: tuple[int, int, Iterator[int]] = (0, 0, _EMPTY)
-        # The last tick ids were taken from; ``last_tick`` lets a caller resume after a
-        # restart without reissuing ticks a previous holder of this worker id used.
         self.last_tick = last_tick
         self._ids = _EMPTY
         self._tick_start_ns = 0
@@ -203,34 +176,30 @@ class SnowflakeGenerator:
             if self._tick_start_ns <= now < self._tick_end_ns:
                 if length_hint(self._ids) > 0:
                     return
-                if self._report is not None:
-                    self._report("tick_full_wait", 0.0)
+                self._report.tick_full()
                 self._wait_until(self._tick_end_ns)  # sequence used up: next tick
                 continue
-            tick = (now - self._epoch_ns) // self._unit_ns
+            tick = self.layout.tick_of_ns(now)
             if tick > self.last_tick:
                 self._start_tick(tick)
                 return
-            # This tick (or an earlier one) was used already: by us before the clock
-            # stepped back, or by a previous holder of this worker id (``last_tick``).
-            last_start_ns = self._epoch_ns + self.last_tick * self._unit_ns
+            # A used tick: ours before the clock stepped back, or a previous holder's.
+            last_start_ns = self.layout.ns_of_tick(self.last_tick)
             behind_ns = last_start_ns - now
             if behind_ns > self._tolerance_ns:
-                if self._report is not None:
-                    self._report("clock_refused", behind_ns / 1_000_000)
+                self._report.clock_refused(behind_ns / 1_000_000)
                 raise ClockMovedBackwards(
                     behind_ms=behind_ns / 1_000_000,
                     tolerance_ms=self.backwards_tolerance_ms,
                 )
-            if self._report is not None:
-                self._report("clock_wait", max(behind_ns, 0) / 1_000_000)
-            self._wait_until(last_start_ns + self._unit_ns)
+            self._report.clock_wait(max(behind_ns, 0) / 1_000_000)
+            self._wait_until(self.layout.ns_of_tick(self.last_tick + 1))
 
     def _start_tick(self, tick: int) -> None:
         if self._guard is not None:
             self._guard()
-        if (tick > self.layout.max_tick or tick < 0) and self._report is not None:
-            self._report("time_bits_refused", 0.0)
+        if tick > self.layout.max_tick or tick < 0:
+            self._report.time_bits_refused()
         if tick > self.layout.max_tick:
             raise TimeBitsExhausted(
                 f"The time bits of layout {self.layout.name!r} ran out at "
@@ -242,21 +211,22 @@ class SnowflakeGenerator:
                 f"The clock is before the epoch {self.layout.epoch.isoformat()} of layout "
                 f"{self.layout.name!r}; no id can be issued."
             )
-        first = (tick << self.layout.time_shift) | self._node_bits
-        end = first + self._span
+        step = self.layout.id_step  # ids issued here have shard 0: the caller ORs its shard in
+        first = self.layout.base(tick, self.node)
+        end = first + self.layout.node_span
         if self._spread_bits and not (
             # Right after a tick whose ids were all taken: full load, start at 0.
             tick == self.last_tick + 1 and self._ids is not _EMPTY and not length_hint(self._ids)
         ):
-            first += self._random_bits(self._spread_bits) * self._step
-        start_ns = self._epoch_ns + tick * self._unit_ns
+            first += self._random_bits(self._spread_bits) * step
+        start_ns = self.layout.ns_of_tick(tick)
         # Publish the iterator before the bounds: a thread of the fast path that reads
         # the old bounds with the new iterator still gets a fresh, unique id.
-        ids = iter(tick_ids := range(first, end, self._step))
+        ids = iter(tick_ids := range(first, end, step))
         self._counted = (self.issued(), len(tick_ids), ids)
         self._ids = ids
         self._tick_start_ns = start_ns
-        self._tick_end_ns = start_ns + self._unit_ns
+        self._tick_end_ns = self.layout.ns_of_tick(tick + 1)
         self.last_tick = tick
 
     def _wait_until(self, target_ns: int) -> None:

@@ -1,20 +1,7 @@
-"""Bit layouts of Snowflake ids: compose, decode, limits.
-
-A layout splits a 63-bit non-negative integer (the sign bit stays 0 so that ids fit
-a signed BIGINT and sort correctly in SQL) into, from the most significant end:
-
-    time (ticks since the epoch) | node part 1 | node part 2 | ... | sequence [| shard]
-
-The optional shard part ends the id: a caller fills it with the low bits of another
-value (a user id), so that ``id % 2**shard_bits`` routes the row like its user. It sits
-below the sequence, so one worker's ids stay unique and increasing whatever the shard.
-
-``spread_bits``: the generator starts each tick's sequence at a random offset below
-``2**spread_bits``, so that the low bits of ids issued at ordinary rates (one a tick or
-fewer, whose sequence would always be 0) are evenly spread and ``id % 16`` routes evenly.
-
-Pure Python: no Django, no I/O.
-"""
+"""Bit layouts of Snowflake ids: compose, decode, limits, and every conversion between
+ticks, times and ids. An id is, from its most significant bit: sign (0) | time (ticks
+since the epoch) | node parts | sequence [| shard] (docs: "Layouts", "Spread low bits").
+Pure Python: no Django, no I/O."""
 
 from __future__ import annotations
 
@@ -46,7 +33,7 @@ _ONE_MICROSECOND = timedelta(microseconds=1)
 
 def iso_utc(moment: datetime, *, milliseconds: bool) -> str:
     """``moment`` in UTC as ISO 8601 with a "Z": milliseconds for ids, seconds for order
-    numbers (their stems have no fraction: ".000" would claim a precision they lack)."""
+    numbers."""
     text = moment.astimezone(timezone.utc).isoformat(
         timespec="milliseconds" if milliseconds else "seconds"
     )
@@ -54,11 +41,7 @@ def iso_utc(moment: datetime, *, milliseconds: bool) -> str:
 
 
 def parse_epoch(value: datetime | str) -> datetime:
-    """Return ``value`` as an aware UTC datetime.
-
-    Naive datetimes are refused: an epoch read in local time is off by the zone's
-    offset, and every decoded time with it.
-    """
+    """Return ``value`` as an aware UTC datetime; naive datetimes are refused."""
     if isinstance(value, str):
         try:
             value = datetime.fromisoformat(value.strip())
@@ -128,35 +111,18 @@ def _refusal(
     error: type[Exception] = LayoutError,
     **names: object,
 ) -> Exception:
-    """The error for ``value``, which is not :func:`_within` ``0..largest``: the message
-    says whether it is no integer or out of range. The messages are templates, filled in
-    with ``value``, ``largest`` and ``names`` (only here, not on the path of valid input)."""
+    """The error for ``value``, not :func:`_within` ``0..largest``: one of two message
+    templates (no integer, out of range), filled with ``value``, ``largest`` and ``names``."""
     integer = isinstance(value, int) and not isinstance(value, bool)
     message = out_of_range if integer else not_an_integer
     return error(message.format(value=value, largest=largest, **names))
 
 
-class _Largest:
-    """The largest value of a field of a layout, all its bits set: ``Layout.max_node`` is
-    ``(1 << node_bits) - 1``."""
-
-    def __init__(self, bits: str) -> None:
-        self.bits = bits
-
-    def __get__(self, layout: Layout | None, owner: type | None = None) -> int:
-        return (1 << getattr(layout, self.bits)) - 1
-
-
 @dataclass(frozen=True)
 class Layout:
-    """How the 63 usable bits of an id are split.
-
-    ``node_parts`` are listed from the most significant to the least significant.
-    ``shard_bits`` (default 0: none) end the id, below the sequence.
-    ``spread_bits``: each tick's sequence starts at a random offset below
-    ``2**spread_bits`` (at most ``sequence_bits``). ``None`` is the default,
-    :func:`default_spread_bits`: 4, fewer for sequences of fewer than 7 bits.
-    """
+    """How the 63 usable bits of an id are split: ``node_parts`` from the most significant,
+    ``shard_bits`` (default 0) below the sequence; each tick's sequence starts at a random
+    offset below ``2**spread_bits`` (``None``: :func:`default_spread_bits`)."""
 
     time_bits: int
     node_parts: tuple[NodePart, ...]
@@ -166,6 +132,21 @@ class Layout:
     name: str = field(default="custom", compare=False)
     shard_bits: int = 0
     spread_bits: int | None = None
+    # Sizes, shifts and masks, computed once by __post_init__.
+    node_bits: int = field(init=False, repr=False, compare=False)
+    total_bits: int = field(init=False, repr=False, compare=False)
+    node_shift: int = field(init=False, repr=False, compare=False)
+    time_shift: int = field(init=False, repr=False, compare=False)
+    max_shard: int = field(init=False, repr=False, compare=False)
+    max_sequence: int = field(init=False, repr=False, compare=False)
+    max_node: int = field(init=False, repr=False, compare=False)
+    max_tick: int = field(init=False, repr=False, compare=False)
+    max_id: int = field(init=False, repr=False, compare=False)
+    id_step: int = field(init=False, repr=False, compare=False)
+    node_span: int = field(init=False, repr=False, compare=False)
+    epoch_ns: int = field(init=False, repr=False, compare=False)
+    epoch_ms: int = field(init=False, repr=False, compare=False)
+    unit_ns: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epoch", parse_epoch(self.epoch))
@@ -189,6 +170,7 @@ class Layout:
                     f"Node part {part.name!r} needs at least 1 bit, not {part.bits!r}."
                 )
             seen.add(part.name)
+        self._measure()
         if self.spread_bits is None:
             object.__setattr__(self, "spread_bits", default_spread_bits(self.sequence_bits))
         elif not _within(self.spread_bits, self.sequence_bits):
@@ -209,37 +191,28 @@ class Layout:
                 "use fewer time bits or a shorter time unit."
             ) from None
 
-    # ----------------------------------------------------------------- sizes
-    @property
-    def node_bits(self) -> int:
-        return sum(part.bits for part in self.node_parts)
-
-    @property
-    def total_bits(self) -> int:
-        return self.time_bits + self.node_bits + self.sequence_bits + self.shard_bits
-
-    @property
-    def time_shift(self) -> int:
-        return self.node_bits + self.node_shift
-
-    @property
-    def node_shift(self) -> int:
-        """Where the node field starts: above the sequence and the shard."""
-        return self.sequence_bits + self.shard_bits
-
-    max_shard = _Largest("shard_bits")
-    max_sequence = _Largest("sequence_bits")
-    max_node = _Largest("node_bits")
-    max_tick = _Largest("time_bits")
-    max_id = _Largest("total_bits")
-
-    @property
-    def epoch_ns(self) -> int:
-        return (self.epoch - UNIX_EPOCH) // _ONE_MICROSECOND * 1000
-
-    @property
-    def unit_ns(self) -> int:
-        return self.time_unit_ms * 1_000_000
+    def _measure(self) -> None:
+        node_bits = sum(part.bits for part in self.node_parts)
+        node_shift = self.sequence_bits + self.shard_bits
+        total_bits = self.time_bits + node_bits + node_shift
+        epoch_ns = (self.epoch - UNIX_EPOCH) // _ONE_MICROSECOND * 1000
+        for name, value in (
+            ("node_bits", node_bits),
+            ("total_bits", total_bits),
+            ("node_shift", node_shift),
+            ("time_shift", node_shift + node_bits),
+            ("max_shard", (1 << self.shard_bits) - 1),
+            ("max_sequence", (1 << self.sequence_bits) - 1),
+            ("max_node", (1 << node_bits) - 1),
+            ("max_tick", (1 << self.time_bits) - 1),
+            ("max_id", (1 << total_bits) - 1),
+            ("id_step", 1 << self.shard_bits),
+            ("node_span", 1 << node_shift),
+            ("epoch_ns", epoch_ns),
+            ("epoch_ms", epoch_ns // 1_000_000),
+            ("unit_ns", self.time_unit_ms * 1_000_000),
+        ):
+            object.__setattr__(self, name, value)
 
     @property
     def ids_per_second(self) -> int:
@@ -270,13 +243,29 @@ class Layout:
     def time_of_tick(self, tick: int) -> datetime:
         return self.epoch + timedelta(milliseconds=tick * self.time_unit_ms)
 
-    def min_id_at(self, moment: datetime) -> int:
-        """The smallest id any worker can issue in the tick containing ``moment``.
+    def tick_of_ns(self, ns: int) -> int:
+        """The tick that contains ``ns`` (nanoseconds since the Unix epoch)."""
+        return (ns - self.epoch_ns) // self.unit_ns
 
-        ``Model.objects.filter(pk__gte=layout.min_id_at(start), pk__lt=layout.min_id_at(end))``
-        selects rows created in ``[start, end)`` through the primary-key index.
-        Moments before the epoch or past the time bits clamp to the id range.
-        """
+    def ns_of_tick(self, tick: int) -> int:
+        """When ``tick`` starts, in nanoseconds since the Unix epoch."""
+        return self.epoch_ns + tick * self.unit_ns
+
+    def ms_after_tick(self, tick: int) -> int:
+        """When ``tick`` ends, in Unix milliseconds rounded up."""
+        return -(-self.ns_of_tick(tick + 1) // 1_000_000)
+
+    def tick_before_ms(self, ms: int) -> int:
+        """The last tick that starts before the Unix time ``ms`` (-1 at the earliest)."""
+        return max(-(-(ms * 1_000_000 - self.epoch_ns) // self.unit_ns) - 1, -1)
+
+    def base(self, tick: int, node: int) -> int:
+        """The smallest id of ``node`` in ``tick`` (sequence and shard 0)."""
+        return (tick << self.time_shift) | (node << self.node_shift)
+
+    def min_id_at(self, moment: datetime) -> int:
+        """The smallest id any worker can issue in the tick containing ``moment``, clamped
+        to the id range."""
         tick = min(max(self.tick_at(moment), 0), self.max_tick + 1)
         return min(tick << self.time_shift, self.max_id + 1)
 
@@ -347,12 +336,7 @@ class Layout:
             raise LayoutError(
                 f"Shard {shard} is out of range 0..{self.max_shard} ({self.shard_bits} shard bits)."
             )
-        return (
-            (tick << self.time_shift)
-            | (node << self.node_shift)
-            | (sequence << self.shard_bits)
-            | shard
-        )
+        return self.base(tick, node) | (sequence << self.shard_bits) | shard
 
     def check_id(self, value: object) -> int:
         """Return ``value`` as an int id of this layout, or raise :class:`InvalidId`.
@@ -448,14 +432,8 @@ _SPEC_KEYS = {
 def layout_from_spec(
     spec: str | Mapping[str, Any] | Layout, *, epoch: datetime | str | None = None, name: str = ""
 ) -> Layout:
-    """Build a layout from a preset name, a mapping or a :class:`Layout`.
-
-    A mapping takes ``time_bits``, ``node`` (``{"datacenter": 5, "machine": 5}`` or a
-    list of pairs), ``sequence_bits``, ``shard_bits`` (default 0), ``spread_bits``
-    (default: :func:`default_spread_bits`), ``time_unit_ms`` (default 1), ``epoch`` and
-    ``preset`` (start from a preset and override some keys). ``epoch`` given here is
-    used where the spec names none.
-    """
+    """Build a layout from a preset name, a mapping of the keys docs "Layouts" lists, or a
+    :class:`Layout`; ``epoch`` applies where the spec names none."""
     if isinstance(spec, Layout):
         # A Layout object carries its own epoch; only its name may change.
         return replace(spec, name=name) if name else spec

@@ -139,22 +139,14 @@ class SnowflakeField(_SnowflakeMixin, models.BigIntegerField):
 
 
 class SnowflakeAutoField(_SnowflakeMixin, models.BigAutoField):
-    """Drop-in replacement for ``BigAutoField`` (and a valid ``DEFAULT_AUTO_FIELD``).
-
-    Django requires ``DEFAULT_AUTO_FIELD`` to name an ``AutoField`` subclass, and such
-    fields let the database generate the value. This one creates a plain BIGINT column
-    (no identity, serial or AUTO_INCREMENT) and sets the value in Python before the
-    INSERT, on ``save()`` and ``bulk_create()`` alike, so every backend returns the pk.
-    """
+    """Drop-in replacement for ``BigAutoField`` (and a valid ``DEFAULT_AUTO_FIELD``): a
+    plain BIGINT column whose value is set in Python before the INSERT, on ``save()`` and
+    ``bulk_create()`` alike."""
 
     description = "Snowflake primary key (64-bit, time-ordered)"
     # The value is known before the INSERT: no RETURNING clause, no last_insert_id().
     db_returning = False
-    # Model._save_table() goes straight to INSERT for a new instance whose pk has a
-    # default; without one our pre-filled pk would cost a useless UPDATE first. The
-    # default gives None, so a new instance keeps pk=None until it is saved, as with
-    # BigAutoField (code that tests ``obj.pk is None`` keeps working). A primary key is
-    # editable and unique by Django's own defaults.
+    # A default (None until save()) lets Model._save_table() INSERT without an UPDATE first.
     generated_defaults = {"default": _assigned_on_save}
 
     def get_internal_type(self) -> str:
@@ -165,21 +157,13 @@ class SnowflakeAutoField(_SnowflakeMixin, models.BigAutoField):
         return "BigIntegerField"
 
     def _is_through_pk(self) -> bool:
-        """Whether this is the pk of an auto-created many-to-many table.
-
-        Migrations build those tables from historical models, whose apps know nothing of
-        ``AppConfig.default_auto_field``, so they get DEFAULT_AUTO_FIELD (this field) even
-        where the running model has an ``AutoField`` (e.g. ``User.user_permissions``) and
-        inserts without an id. Such tables keep a database-generated bigint, which accepts
-        both: rows without an id, and rows with a Snowflake id.
-        """
+        """Whether this is the pk of an auto-created many-to-many table, which keeps a
+        database-generated bigint (see CONTRIBUTING.md, "Project layout")."""
         model = getattr(self, "model", None)
         return model is not None and bool(model._meta.auto_created)
 
     def get_db_prep_save(self, value: Any, connection: Any) -> Any:
-        # The hot path of bulk_create: ids we made are ints already, and nothing in
-        # BigAutoField's preparation (int(), the "0 is not a valid AutoField value" check
-        # of MySQL, which guards AUTO_INCREMENT we do not have) applies to them.
+        # The hot path of bulk_create: ids we made need none of BigAutoField's preparation.
         if type(value) is int and value > 0:
             return value
         return super().get_db_prep_save(value, connection)

@@ -1,12 +1,6 @@
-"""This process's generators, one per layout name, and the fork guard; the
-public functions that issue and decode ids with them (``next_id``, ``next_ids``,
-``decode``).
-
-Trap: a new generator per call, or two generators sharing a worker id, repeat ids;
-so generators live here, keyed by layout name, and are dropped when the ``SNOWID_*``
-settings change (tests), their lease is lost, or the process forks. A forked child
-refuses to reuse a fixed worker id of its parent (:class:`StaticWorkerIdAfterFork`).
-"""
+"""This process's generators, one per layout name (dropped when the settings change,
+their lease is lost or the process forks), the fork guard, and ``next_id``, ``next_ids``
+and ``decode``."""
 
 from __future__ import annotations
 
@@ -19,13 +13,13 @@ from django.db.models import Field
 
 from .. import inventory, metrics
 from ..conf import conf, on_settings_changed
-from ..core.generator import Report, SnowflakeGenerator
+from ..core.generator import Reporter, SnowflakeGenerator
 from ..core.layout import DecodedId, Layout
 from ..exceptions import LayoutError, StaticWorkerIdAfterFork
 from ..layouts import DEFAULT, get_layout, layout_names
 from ..workers.lease import lease_generator, lease_of
 from ..workers.pool import pool_name
-from ..workers.sources import LEASE_SOURCES, resolve_worker_id, worker_node
+from ..workers.sources import LEASE_SOURCES, resolve_worker_id, worker_for
 
 __all__ = ["decode", "get_generator", "next_id", "next_ids", "reset"]
 
@@ -35,13 +29,11 @@ _lock = threading.Lock()
 _generators: dict[str, SnowflakeGenerator] = {}
 # The worker-id source each generator was made with: the ``store`` label of its ids.
 _sources: dict[str, str] = {}
-# Node values this process's generators used, and those its parent had used when it
-# forked us: a child must not take any of the latter.
+# Node values this process's generators used, and those its parent had used.
 _claimed_nodes: set[tuple[str, int]] = set()
 _inherited_nodes: set[tuple[str, int]] = set()
 _forked_from: int | None = None
-# The environment this process was forked with: an "env" worker id still equal to it
-# came unchanged from the parent, which hands it to every sibling too.
+# The environment this process was forked with (an "env" worker id unchanged since).
 _environ_at_fork: dict[str, str] = {}
 
 
@@ -79,38 +71,41 @@ def decode(value: int | str, *, layout: str | Layout | None = None) -> DecodedId
     return get_layout(layout).decode(value)
 
 
-def _reporter(layout: str) -> Report:
+class _Reporter(Reporter):
     """What a generator of ``layout`` tells of its waits and refusals: counted, and
     logged when an operator should hear of it (a full tick is counted only)."""
 
-    def report(event: str, behind_ms: float) -> None:
-        if event == "tick_full_wait":
-            metrics.count("waits", "ids", "second_full")
-        elif event == "clock_wait":
-            metrics.count("waits", "ids", "clock_behind")
-            logger.warning(
-                "Clock behind: layout %r waits %.1f ms for the host clock to pass the last "
-                "tick issued (a step back of the clock, or a previous holder's horizon).",
-                layout,
-                behind_ms,
-            )
-        elif event == "clock_refused":
-            metrics.refused(
-                logger,
-                "ids",
-                "clock_behind",
-                f"layout {layout!r}: the host clock is {behind_ms:.1f} ms behind the last "
-                "tick issued (more than SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS). Check NTP.",
-            )
-        elif event == "time_bits_refused":
-            metrics.refused(
-                logger,
-                "ids",
-                "time_bits",
-                f"layout {layout!r}: the clock is outside its time bits.",
-            )
+    def __init__(self, layout: str) -> None:
+        self.layout = layout
 
-    return report
+    def tick_full(self) -> None:
+        metrics.count("waits", "ids", "second_full")
+
+    def clock_wait(self, behind_ms: float) -> None:
+        metrics.count("waits", "ids", "clock_behind")
+        logger.warning(
+            "Clock behind: layout %r waits %.1f ms for the host clock to pass the last "
+            "tick issued (a step back of the clock, or a previous holder's horizon).",
+            self.layout,
+            behind_ms,
+        )
+
+    def clock_refused(self, behind_ms: float) -> None:
+        metrics.refused(
+            logger,
+            "ids",
+            "clock_behind",
+            f"layout {self.layout!r}: the host clock is {behind_ms:.1f} ms behind the last "
+            "tick issued (more than SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS). Check NTP.",
+        )
+
+    def time_bits_refused(self) -> None:
+        metrics.refused(
+            logger,
+            "ids",
+            "time_bits",
+            f"layout {self.layout!r}: the clock is outside its time bits.",
+        )
 
 
 def _issued() -> Iterator[tuple[str, tuple[str, ...], int]]:
@@ -136,10 +131,13 @@ def _create_generator(key: str) -> SnowflakeGenerator:
             fields=_fields_of(key),
             on_lost=lambda: _drop(key),
             backwards_tolerance_ms=tolerance,
-            report=_reporter(key),
+            report=_Reporter(key),
             companions=_lease_pools(),
         )
-    node = worker_node(layout, worker)
+    generator = SnowflakeGenerator(
+        layout, worker_for(layout, worker), backwards_tolerance_ms=tolerance, report=_Reporter(key)
+    )
+    node = generator.node
     if _forked_from is not None and (
         source == "static" or (key, node) in _inherited_nodes or _env_inherited(source)
     ):
@@ -155,9 +153,6 @@ def _create_generator(key: str) -> SnowflakeGenerator:
             "e.g. in gunicorn's post_fork hook); see "
             "https://django-snowid.readthedocs.io/en/latest/workers.html"
         )
-    generator = SnowflakeGenerator(
-        layout, node, backwards_tolerance_ms=tolerance, report=_reporter(key)
-    )
     _claimed_nodes.add((key, node))
     return generator
 

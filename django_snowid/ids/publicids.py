@@ -1,11 +1,5 @@
-"""Public ids (the ``django-snowid[sqids]`` extra): an id shown as a short opaque string.
-
-A sequential or time-ordered id tells anyone who sees two of them how many rows were made
-between them, and when. ``encode_id(7395...)`` gives a string like ``"Xk4Lp2Qa9"`` that
-does not show either, and ``decode_id()`` turns it back into the id: no second column,
-the lookup goes through the primary key. It is **obfuscation, not encryption**: anyone
-who learns the alphabet (``SNOWID_PUBLIC_ID_ALPHABET``) decodes every public id.
-"""
+"""Public ids (the ``django-snowid[sqids]`` extra): an id shown as a short opaque string,
+obfuscation, not encryption (docs: "Public ids that hide volume and time")."""
 
 from __future__ import annotations
 
@@ -31,9 +25,7 @@ __all__ = [
 ]
 
 MAX_ID = 2**63 - 1
-# Longer than any canonical public id of a 63-bit value (about 11 characters with a
-# 62-letter alphabet, 40 with a 3-letter one), padded to the longest min_length: longer
-# input is refused before sqids sees it.
+# Longer than any canonical public id of a 63-bit value, refused before sqids sees it.
 MAX_LENGTH = 255
 
 
@@ -68,11 +60,8 @@ def encode_id(value: int) -> str:
 
 
 def decode_id(text: object) -> int:
-    """The id a public id stands for, or :class:`InvalidPublicId` (a ``ValueError``).
-
-    Only the canonical string of an id is accepted: sqids decodes some other strings to
-    the same number, and a row must have one public address.
-    """
+    """The id a public id stands for, or :class:`InvalidPublicId` (a ``ValueError``); only
+    the canonical string of an id is accepted (a row has one public address)."""
     if not isinstance(text, str) or not 0 < len(text) <= MAX_LENGTH:
         raise InvalidPublicId(f"{text!r} is not a public id.")
     sqids = coder()
@@ -86,11 +75,8 @@ def decode_id(text: object) -> int:
 
 
 class PublicIdConverter:
-    """A path converter: ``<snowid_public:pk>`` gives the view the int id.
-
-    Register it once: ``register_converter(PublicIdConverter, "snowid_public")``. A string
-    that is not a public id matches no URL: a 404.
-    """
+    """A path converter: ``<snowid_public:pk>`` gives the view the int id; a string that is
+    not a public id matches no URL."""
 
     regex = "[^/]+"
 

@@ -338,11 +338,10 @@ class LeaseHolder:
         layout = self.pool.layout
         if self.store.frees_at_once:
             return self._tick_now() + max(1, 1_000_000_000 // layout.unit_ns)
-        return (self.clock() + self.ttl_ms * 1_000_000 - layout.epoch_ns) // layout.unit_ns
+        return layout.tick_of_ns(self.clock() + self.ttl_ms * 1_000_000)
 
     def _tick_now(self) -> int:
-        layout = self.pool.layout
-        return (self.clock() - layout.epoch_ns) // layout.unit_ns
+        return self.pool.layout.tick_of_ns(self.clock())
 
     def _renew(self, ttl_ms: int, tick: int) -> bool:
         return self.store.renew(
@@ -359,15 +358,13 @@ class LeaseHolder:
         another project, epoch or layout reads right (a raw tick means nothing to them)."""
         if tick < 0:
             return -1
-        layout = self.pool.layout
-        return -(-(layout.epoch_ns + (tick + 1) * layout.unit_ns) // 1_000_000)
+        return self.pool.layout.ms_after_tick(tick)
 
     def _tick_of_ms(self, ms: int) -> int:
         """The last tick of this layout that starts before the Unix time ``ms``."""
-        layout = self.pool.layout
         if ms < 0:
             return -1
-        return max(-(-(ms * 1_000_000 - layout.epoch_ns) // layout.unit_ns) - 1, -1)
+        return self.pool.layout.tick_before_ms(ms)
 
     def tick_horizon(self) -> int:
         """The horizon a heartbeat records: the highest tick this holder may reach before
@@ -480,7 +477,7 @@ def lease_generator(
                 f"the newest id of layout {layout.name!r} in the database: the lease store "
                 "had no record"
             )
-        gap_ms = (bound + 1) * layout.time_unit_ms - (clock() - layout.epoch_ns) / 1_000_000
+        gap_ms = lease._ms(bound) - clock() / 1_000_000
         if gap_ms > 0:
             limit = float(conf.WORKER_RESUME_MAX_WAIT_MS)
             if gap_ms > limit:

@@ -18,6 +18,7 @@ __all__ = [
     "WorkerId",
     "parse_worker_id",
     "resolve_worker_id",
+    "worker_for",
     "worker_node",
 ]
 
@@ -65,12 +66,14 @@ def resolve_worker_id() -> WorkerId:
     raise WorkerIdError(f"SNOWID_WORKER_ID_SOURCE is {source!r}; expected one of {list(SOURCES)}.")
 
 
-def worker_node(layout: Layout, worker: WorkerId) -> int:
-    """The node value of ``worker`` in ``layout``.
-
-    Named parts apply to layouts with those part names; for another layout they are read
-    as the integer they make in the default layout, which must fit that layout's node.
-    """
+def worker_for(layout: Layout, worker: WorkerId) -> WorkerId:
+    """``worker`` as ``layout`` reads it: named parts apply to layouts with those part
+    names; for another layout they are the integer they make in the default layout."""
     if isinstance(worker, Mapping) and set(worker) != {p.name for p in layout.node_parts}:
-        worker = build_layout(DEFAULT).node_value(worker)
-    return layout.node_value(worker)
+        return build_layout(DEFAULT).node_value(worker)
+    return worker
+
+
+def worker_node(layout: Layout, worker: WorkerId) -> int:
+    """The node value of ``worker`` in ``layout`` (see :func:`worker_for`)."""
+    return layout.node_value(worker_for(layout, worker))

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -230,3 +231,19 @@ def test_ids_sort_like_their_ticks(layout, a, b):
     a, b = a % (layout.max_id + 1), b % (layout.max_id + 1)
     if layout.decode(a).tick < layout.decode(b).tick:
         assert a < b
+
+
+def test_a_layout_measures_itself_once():
+    layout = PRESETS["sharded"]
+    assert {"node_bits", "max_id", "time_shift", "epoch_ns"} <= set(vars(layout))
+    assert (layout.node_shift, layout.time_shift, layout.max_id) == (16, 22, (1 << 63) - 1)
+    assert replace(layout, shard_bits=0).node_shift == 12
+
+
+def test_time_conversions_round_trip_through_unix_milliseconds():
+    layout = PRESETS["sonyflake"]
+    tick = layout.tick_of_ns(layout.ns_of_tick(1234) + 5)
+    assert tick == 1234
+    assert layout.ms_after_tick(tick) == layout.epoch_ms + 12350
+    assert layout.tick_before_ms(layout.ms_after_tick(tick)) == tick
+    assert layout.tick_before_ms(layout.epoch_ms) == -1

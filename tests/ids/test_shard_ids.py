@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from django_snowid.core.generator import SnowflakeGenerator
 from django_snowid.core.layout import PRESETS, Layout, NodePart, layout_from_spec
-from django_snowid.decoding import snowflake_bits
 from django_snowid.exceptions import InvalidShardValue, LayoutError
 from django_snowid.fields import SnowflakeAutoField, SnowflakeField
+from django_snowid.readings import snowflake_bits
 from tests.support import FakeClock
 from tests.testapp.models import ShardedOrder
 
@@ -202,7 +202,7 @@ def test_admin_shows_the_shard_of_a_sharded_id(rf):
 
 @pytest.mark.django_db
 def test_decode_page_rows_show_the_shard():
-    from django_snowid.decoding import decode_tokens
+    from django_snowid.readings import decode_tokens
 
     order = ShardedOrder.objects.create(user_id=1820)
     (row,) = decode_tokens([str(order.pk)], "field:testapp.ShardedOrder.id")

@@ -83,7 +83,7 @@ def test_ids_issued_counter_moves_and_survives_a_dropped_generator():
 
 
 def test_clock_waits_and_refusals_are_counted_and_logged(clock, caplog):
-    report = id_issuer._reporter("default")
+    report = id_issuer._Reporter("default")
     generator = SnowflakeGenerator(
         CLASSIC, 1, clock=clock, sleep=clock.sleep, backwards_tolerance_ms=5, report=report
     )
@@ -110,7 +110,7 @@ def test_clock_waits_and_refusals_are_counted_and_logged(clock, caplog):
 def test_a_full_tick_is_counted_as_a_wait(clock):
     tiny = Layout(41, (NodePart("worker", 2),), 1)  # two ids a tick
     generator = SnowflakeGenerator(
-        tiny, 0, clock=clock, sleep=clock.sleep, report=id_issuer._reporter("tiny")
+        tiny, 0, clock=clock, sleep=clock.sleep, report=id_issuer._Reporter("tiny")
     )
     before = sample("snowid_waits_total", part="ids", cause="second_full")
     generator.next_ids(2)  # the tick's two ids

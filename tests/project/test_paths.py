@@ -103,7 +103,7 @@ def layout_handoffs(
 
 
 #: How many functions hand the layout to ``core.layout`` on a cold first id, per source.
-HANDOFFS = {"static": 3, "database": 4, "slot": 4, "redis": 4}
+HANDOFFS = {"static": 2, "database": 2, "slot": 2, "redis": 2}
 
 
 @pytest.mark.django_db

@@ -1,19 +1,16 @@
-"""The geometry of a layout: what the database function needs to know of it (epoch,
-unit, bit widths), and the names of the function and sequence made for it.
-
-Layouts that split their bits the same way share one geometry (and one function): the
-names of node parts and of layouts do not change an id. The key spells every number, so
-that a migration that names a geometry can rebuild it, and a layout that changes makes
-a new key (and ``makemigrations`` an ``AlterField``).
-"""
+"""The geometry of a layout: what the database function needs of it (epoch, unit, bit
+widths), the names of the function and sequence made for it, and a key that spells every
+number (layouts that split their bits alike share one)."""
 
 from __future__ import annotations
 
 import re
 import zlib
 from dataclasses import dataclass
+from datetime import timedelta
+from functools import cached_property
 
-from ...core.layout import Layout
+from ...core.layout import UNIX_EPOCH, Layout, NodePart
 from ...exceptions import LayoutError
 
 __all__ = ["Geometry"]
@@ -34,7 +31,7 @@ class Geometry:
     @classmethod
     def of(cls, layout: Layout) -> Geometry:
         return cls(
-            layout.epoch_ns // 1_000_000,
+            layout.epoch_ms,
             layout.time_unit_ms,
             layout.time_bits,
             layout.node_bits,
@@ -79,23 +76,36 @@ class Geometry:
         return 0x5350_0000_0000 | zlib.crc32(self.key.encode())
 
     # ------------------------------------------------------------ bits
+    @cached_property
+    def layout(self) -> Layout:
+        """A layout of this geometry (one node part, ``node``)."""
+        return Layout(
+            self.time_bits,
+            (NodePart("node", self.node_bits),) if self.node_bits else (),
+            self.sequence_bits,
+            epoch=UNIX_EPOCH + timedelta(milliseconds=self.epoch_ms),
+            time_unit_ms=self.unit_ms,
+            shard_bits=self.shard_bits,
+            spread_bits=self.spread_bits,
+        )
+
     @property
     def node_shift(self) -> int:
-        return self.sequence_bits + self.shard_bits
+        return self.layout.node_shift
 
     @property
     def time_shift(self) -> int:
-        return self.node_shift + self.node_bits
+        return self.layout.time_shift
 
     @property
     def step(self) -> int:
         """Consecutive ids of a tick differ by this much (the shard bits stay 0)."""
-        return 1 << self.shard_bits
+        return self.layout.id_step
 
     @property
     def span(self) -> int:
         """The values one node's ids of one tick cover."""
-        return 1 << self.node_shift
+        return self.layout.node_span
 
     def base(self, tick: int, node: int) -> int:
-        return (tick << self.time_shift) | (node << self.node_shift)
+        return self.layout.base(tick, node)

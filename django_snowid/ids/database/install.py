@@ -17,7 +17,7 @@ from django.db import connections, models, router, transaction
 
 from ... import inventory
 from ...conf import conf
-from ...core.layout import Layout, NodePart
+from ...core.layout import Layout
 from ...exceptions import LayoutError
 from ...workers.pool import pool_name
 from .default import SnowflakeDefault
@@ -83,9 +83,7 @@ def wanted(alias: str, plan: Iterable[tuple[Any, bool]] | None = None) -> dict[G
             continue
         # An older geometry (a migration made before the layout changed): its pool's
         # database node if a layout of the settings shares that pool, else the top one.
-        layout = Layout(
-            geometry.time_bits, (NodePart("node", geometry.node_bits),), geometry.sequence_bits
-        )
+        layout = geometry.layout
         index = database_index(alias)
         nodes[geometry] = by_pool.get(pool_name(layout), layout.max_node - index)
     return nodes

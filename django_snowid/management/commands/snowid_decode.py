@@ -9,11 +9,11 @@ from django.db import DatabaseError
 
 from ...core.layout import DecodedId, iso_utc
 from ...core.order_format import DecodedOrderNumber
-from ...decoding import DecodedRow, decode_tokens, parse_token
 from ...exceptions import InvalidId, SnowidError
 from ...inventory import get_field
 from ...layouts import get_layout
 from ...orders.formats import build_format
+from ...readings import DecodedRow, decode_tokens, parse_token
 from ._json import json_text
 
 
