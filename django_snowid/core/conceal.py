@@ -1,16 +1,6 @@
-"""Concealed sequences: a keyed permutation of the sequences of each second.
-
-Pure Python: no Django, no I/O. A :class:`SequenceCipher` maps the true sequence of a
-number (its position in its second, 1..N-1 for a domain of N = ``radix ** width``) to the
-sequence the number shows, and back. The permutation is a Feistel network of alternating
-halves (``radix ** (width // 2)`` and the rest) with modular addition, walked in cycles to
-stay off 0; each second has its own round tables, drawn from SHAKE-256 of the key, the
-format and the second, so the same position in two seconds looks different. A
-:class:`KeySchedule` says which key a second uses: a new key conceals the numbers from its
-start on, and the numbers before it stay readable with the key they were made with.
-
-The keys themselves are never shown: not in ``repr()``, not in an error message.
-"""
+"""Concealed sequences: a keyed permutation of the sequences of each second
+(:class:`SequenceCipher`, a Feistel network with per-second round tables) and the key
+schedule that says which key a second uses (:class:`KeySchedule`). Keys are never shown."""
 
 from __future__ import annotations
 

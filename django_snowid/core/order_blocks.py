@@ -1,22 +1,6 @@
-"""Blocks of order numbers: how many numbers of the current second one process reserves
-in one call to its store, and how many the store grants.
-
-A process reserves a block of a second's sequence in one store call and hands its numbers
-out with no round trip. A block never outlives its second: the numbers still unused when
-the second ends are abandoned (gaps, never issued later).
-
-- :func:`grant`: how many numbers of a block the store grants, given what is left of the
-  second. Never more than :data:`BLOCK_SHARE`-th of the rest, and always one while any is
-  left: a second close to full is handed out one number a call, so the numbers that sit
-  unused in the processes' blocks when it fills up stay few.
-- :class:`BlockSizer`: how many numbers this process asks for, from its measured rate.
-  The first block is one number (a quiet process sees no change); the size doubles when a
-  block ran out within its second and the process wanted another number in that second,
-  halves when a block ended with numbers unused, never exceeds the cap (a setting), and
-  is never more than the process's rate would use in what is left of the second.
-
-No Django, no Redis, no clock: the caller gives every time.
-"""
+"""Blocks of order numbers: how many numbers of the current second a process asks its store
+for (:class:`BlockSizer`) and how many the store grants (:func:`grant`). Pure: the caller
+gives every time."""
 
 from __future__ import annotations
 

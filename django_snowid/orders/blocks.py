@@ -1,12 +1,5 @@
 """One process's block of one stream: numbers of the current second reserved in one store
-call (``OrderStore.reserve_block``), handed out with no round trip.
-
-A :class:`BlockIssuer` holds at most one block. Its numbers are handed out in order while
-its second lasts (measured on the monotonic clock from the moment the reservation was
-sent, for the ``ms_left`` the store answered: never past the end of the second on the
-store's clock); the rest is abandoned. A forked child drops its parent's blocks (they
-are the parent's to hand out), so does a recovery (:meth:`BlockIssuer.drop`).
-"""
+call, handed out with no round trip while the second lasts; dropped on fork and recovery."""
 
 from __future__ import annotations
 
