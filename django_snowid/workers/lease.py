@@ -572,9 +572,9 @@ def lease_problems(now: float | None = None) -> list[tuple[bool, str]]:
                 problems.append(
                     (
                         True,
-                        f"The lease on {where} {lease.lost_because}; this process issues no id of that "
-                        "pool until it takes a new lease (its next id tries). If it recurs, "
-                        "the lease store is unreachable or slower than "
+                        f"The lease on {where} {lease.lost_because}; this process issues no "
+                        "id of that pool until it takes a new lease (its next id tries). If it "
+                        "recurs, the lease store is unreachable or slower than "
                         "SNOWID_WORKER_LEASE_TTL_S allows: check it and the network.",
                     )
                 )
