@@ -1,18 +1,10 @@
-"""What the health checks find, as plain findings: no django-health-check here.
+"""What the health checks find, as plain findings (no django-health-check here).
 
-Each probe is cheap enough to run on every request of a health endpoint:
-
-- leases: this process's own bookkeeping, and one listing of the lease store;
-- Redis: one PING;
-- the clock: one index lookup per Snowflake column (the largest value of an indexed
-  column, ``inventory.column_max``). The lease stores' horizons are no use here: a
-  holder records them ahead of its clock on purpose (its time-to-live), so they are
-  always "ahead" of a healthy clock; the largest id in the database is what a clock
-  behind would run into;
-- time bits: arithmetic on the layouts;
-- order numbers: one read of each stream's state; sequences: one query of the marks
-  (and, where a store raises its marks ahead, one read of each sequence's state: a mark
-  that lags its rate is a warning).
+Each probe is cheap enough for every request of a health endpoint: leases, this
+process's bookkeeping and one listing of the lease store; Redis, one PING; the clock, one
+index lookup per Snowflake column; time bits, arithmetic; order numbers, one read per
+stream; sequences, one query of the marks (and one read per sequence where a store raises
+its marks ahead).
 """
 
 from __future__ import annotations
