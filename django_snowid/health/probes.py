@@ -1,18 +1,10 @@
-"""What the health checks find, as plain findings: no django-health-check here.
+"""What the health checks find, as plain findings (no django-health-check here).
 
-Each probe is cheap enough to run on every request of a health endpoint:
-
-- leases: this process's own bookkeeping, and one listing of the lease store;
-- Redis: one PING;
-- the clock: one index lookup per Snowflake column (the largest value of an indexed
-  column, ``inventory.column_max``). The lease stores' horizons are no use here: a
-  holder records them ahead of its clock on purpose (its time-to-live), so they are
-  always "ahead" of a healthy clock; the largest id in the database is what a clock
-  behind would run into;
-- time bits: arithmetic on the layouts;
-- order numbers: one read of each stream's state; sequences: one query of the marks
-  (and, where a store raises its marks ahead, one read of each sequence's state: a mark
-  that lags its rate is a warning).
+Each probe is cheap enough for every request of a health endpoint: leases, this
+process's bookkeeping and one listing of the lease store; Redis, one PING; the clock, one
+index lookup per Snowflake column; time bits, arithmetic; order numbers, one read per
+stream; sequences, one query of the marks (and one read per sequence where a store raises
+its marks ahead).
 """
 
 from __future__ import annotations
@@ -22,17 +14,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from django.apps import apps
 from django.db import DatabaseError, router
 
 from .. import inventory
 from ..checks import configured_layouts
 from ..conf import conf
+from ..exceptions import SnowidError
 from ..layouts import DEFAULT
+from ..orders.stores import ORDERS
+from ..sequences.stores import SEQUENCES
+from ..stores import get_store
 from ..stores import redis_client as redisclient
 from ..workers.lease import database_tick_bound
-from ..workers.sources import LEASE_SOURCES
 from ..workers.status import lease_findings
+from ..workers.stores import LEASES
 
 __all__ = [
     "Finding",
@@ -54,26 +49,26 @@ class Finding:
     message: str
 
 
-def _sequences_installed() -> bool:
-    return apps.is_installed("django_snowid.sequences")
+#: The families whose stores may keep their state in Redis, as a person calls them.
+_KEPT = ((LEASES, "worker-id leases"), (ORDERS, "order numbers"), (SEQUENCES, "named sequences"))
 
 
 def redis_users() -> list[str]:
-    """The parts of django-snowid that keep their state in Redis, by the settings."""
+    """The parts of django-snowid whose configured store keeps its state in Redis."""
     users = []
-    if conf.WORKER_ID_SOURCE == "redis":
-        users.append("worker-id leases")
-    if conf.ORDER_BACKEND == "redis" and inventory.order_fields():
-        users.append("order numbers")
-    if _sequences_installed() and conf.SEQUENCE_BACKEND == "redis":
-        users.append("named sequences")
+    for family, what in _KEPT:
+        try:
+            if family.in_use() and get_store(family).needs.redis:
+                users.append(what)
+        except SnowidError:
+            continue  # a setting naming no store: a system check says it
     return users
 
 
 def parts_in_use() -> list[str]:
     """The names of the checks (in :mod:`django_snowid.health`) this project needs."""
     parts = []
-    if conf.WORKER_ID_SOURCE in LEASE_SOURCES:
+    if LEASES.in_use():
         parts.append("WorkerLease")
     if redis_users():
         parts.append("Redis")
@@ -82,7 +77,7 @@ def parts_in_use() -> list[str]:
     parts.append("TimeBits")
     if inventory.order_fields():
         parts.append("OrderNumberStore")
-    if _sequences_installed():
+    if SEQUENCES.in_use():
         parts.append("SequenceStore")
     return parts
 

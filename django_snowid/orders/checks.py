@@ -5,17 +5,15 @@ from __future__ import annotations
 
 from typing import Any, get_args
 
-from django.apps import apps
 from django.core.checks import CheckMessage, Tags
-from django.db import router
 
 from .. import inventory
-from ..checks import Check, error, is_number, redis_cache_problem
+from ..checks import Check, error, is_number
 from ..conf import WhenFull, conf
-from ..db.tables import inside_migrate, missing_message, missing_tables
 from ..exceptions import LayoutError
+from ..stores.checks import store_checks
 from .formats import build_format, order_keys
-from .stores import BACKENDS
+from .stores import BACKENDS, ORDERS
 
 __all__ = ["CHECKS"]
 
@@ -32,19 +30,7 @@ def check_order_numbers(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
     order_fields = inventory.order_fields()
     if not order_fields:
         return []
-    messages: list[CheckMessage] = []
-    if conf.ORDER_BACKEND == "redis":
-        alias = conf.REDIS_ALIAS
-        problem = redis_cache_problem(alias)
-        if problem:
-            messages.append(
-                error(
-                    f"Order numbers use Redis through the cache alias {alias!r} "
-                    f"(SNOWID_REDIS_ALIAS), but {problem}. Or set "
-                    "SNOWID_ORDER_BACKEND = 'database'.",
-                    "django_snowid.E206",
-                )
-            )
+    messages: list[CheckMessage] = store_checks(ORDERS)
     spread, when_full = conf.ORDER_RANDOM_START, conf.ORDER_WHEN_FULL
     if isinstance(spread, bool) or not isinstance(spread, int) or spread < 0:
         messages.append(
@@ -167,24 +153,7 @@ def check_order_table(
 ) -> list[CheckMessage]:
     """E220: the database store's table is missing (``check --database``; silent inside
     ``migrate``, which creates it)."""
-    if conf.ORDER_BACKEND != "database" or not inventory.order_fields() or inside_migrate():
-        return []
-    model = apps.get_model("django_snowid", "OrderStreamState")
-    alias = router.db_for_write(model)
-    if alias not in (databases or ()):
-        return []
-    return [
-        error(
-            missing_message(
-                table,
-                alias,
-                "order numbers keep their streams there (the "
-                "'database' SNOWID_ORDER_BACKEND), and none is issued without it",
-            ),
-            "django_snowid.E220",
-        )
-        for table in missing_tables(alias, [model])
-    ]
+    return store_checks(ORDERS, databases) if databases else []
 
 
 #: The checks of order numbers, with their tags: ``AppConfig.ready()`` registers them.

@@ -6,18 +6,15 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from django.apps import apps
 from django.core.checks import CheckMessage, Tags
-from django.db import router
 
-from ..checks import Check, configured_layouts, error, is_number, redis_cache_problem, warning
+from ..checks import Check, configured_layouts, error, is_number, warning
 from ..conf import SnowidSettings, conf
-from ..db.tables import inside_migrate, missing_message, missing_tables
 from ..exceptions import LayoutError, WorkerIdError
+from ..stores.checks import store_checks
 from .pool import pool_for
 from .sources import LEASE_SOURCES, resolve_worker_id, worker_node
-from .stores import get_lease_store
-from .stores.database import DatabaseLeaseStore
+from .stores import LEASES, get_lease_store
 
 __all__ = ["CHECKS", "check_lease_table", "check_worker_id", "check_worker_settings"]
 
@@ -101,20 +98,8 @@ def check_worker_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckM
                 "django_snowid.E015",
             )
         )
-    source = conf.WORKER_ID_SOURCE
-    if source == "redis":
-        alias = conf.REDIS_ALIAS
-        problem = redis_cache_problem(alias)
-        if problem:
-            messages.append(
-                error(
-                    f"Worker-id leases use Redis (SNOWID_WORKER_ID_SOURCE = 'redis') through "
-                    f"the cache alias {alias!r} (SNOWID_REDIS_ALIAS), but {problem}. Or set "
-                    "SNOWID_WORKER_ID_SOURCE = 'database'.",
-                    "django_snowid.E016",
-                )
-            )
-    if source == "slot" and not _hosts_told_apart():
+    messages += store_checks(LEASES)
+    if LEASES.in_use() and get_lease_store().needs.one_host and not _hosts_told_apart():
         messages.append(
             warning(
                 "SNOWID_WORKER_ID_SOURCE is 'slot': lock files are unique on one host only, "
@@ -150,19 +135,7 @@ def check_lease_table(
 ) -> list[CheckMessage]:
     """E017: the lease table of the ``database`` source is missing (``check --database``;
     silent inside ``migrate``, which creates it)."""
-    if conf.WORKER_ID_SOURCE != "database" or not databases or inside_migrate():
-        return []
-    model = apps.get_model("django_snowid", "WorkerLease")
-    alias = router.db_for_write(model)
-    if alias not in databases or not isinstance(get_lease_store("database"), DatabaseLeaseStore):
-        return []  # SQLite keeps its leases beside its file (or in memory)
-    return [
-        error(
-            missing_message(table, alias, "no process can lease a worker id, so none issues ids"),
-            "django_snowid.E017",
-        )
-        for table in missing_tables(alias, [model])
-    ]
+    return store_checks(LEASES, databases) if databases else []
 
 
 #: The checks of worker ids, with their tags: ``AppConfig.ready()`` registers them.

@@ -1,27 +1,10 @@
 """Holding a worker-id lease: acquire, heartbeat, fence, release, and survive forks.
 
-Fencing: a lease renewed at monotonic time ``t`` is trusted until ``t + ttl - margin``;
-past that the generator refuses to enter a new tick (``WorkerLeaseLost``), so no id is
-ever issued under an expired lease, however long the store stays unreachable.
-
-Restart safety: a store's record is never behind what its holder issued. Before the
-first id, and before any tick past what the store records, the holder records a horizon
-ahead: the end of the tick of ``now + ttl`` where a dead holder's id stays taken until
-its record expires (its fence stops it before then; every heartbeat records it again),
-a second ahead where the store frees a dead holder's id at once (a lock file: the next
-holder may start the moment it dies, and would otherwise wait the whole time-to-live).
-A graceful release records the end of the last tick it really used. All are absolute
-Unix times, which any epoch, unit or layout reads right (a tick means nothing without
-them). A new holder of the worker id issues nothing until its clock has passed that
-time: it waits for small gaps and refuses large ones. What a store guarantees is asked
-of the store (``frees_at_once``, ``can_forget``), never read from its name.
-
-Deploys: a lease records the name of the layout its holder issues ids of. A pool is
-named after the bits its node values occupy (``pool.py``), so a layout whose node bits
-moved leases from another pool; while live leases of the same layout name sit in another
-pool, this process refuses (``WorkerLayoutConflict``): the two layouts' ids could collide.
-A pool made smaller (``SNOWID_WORKER_POOL_SIZE``) strands nobody: holders above the new
-size keep their ids, and while they live, newcomers may take ids up to the highest of them.
+A lease renewed at monotonic time ``t`` is trusted until ``t + ttl - margin``; past that
+no new tick is entered (``WorkerLeaseLost``). Before any tick past what the store records,
+the holder records a horizon ahead (absolute Unix ms); a new holder of the id issues
+nothing before its clock passes it. Layout conflicts refuse (``WorkerLayoutConflict``).
+See docs/workers.rst and docs/guarantees.rst.
 """
 
 from __future__ import annotations
@@ -245,6 +228,21 @@ class LeaseHolder:
                 f"end within SNOWID_WORKER_LEASE_TTL_S={self.ttl_ms / 1000:g} s), or run one "
                 "layout at a time."
             )
+
+    @property
+    def ended(self) -> bool:
+        """Lost or released: its generator refuses."""
+        return self._lost or self._released
+
+    @property
+    def lost_because(self) -> str:
+        """Why it ended, completing "The lease on worker id N ..."."""
+        return self._taken_by_another or "was not renewed within its time-to-live"
+
+    @property
+    def valid_until(self) -> float:
+        """The ``time.monotonic()`` past which it is not trusted."""
+        return self._valid_until
 
     def start_heartbeat(self) -> None:
         self._thread = threading.Thread(
@@ -566,19 +564,18 @@ def lease_problems(now: float | None = None) -> list[tuple[bool, str]]:
     held = list(_held)
     for lease in held:
         where = f"worker id {lease.worker} of pool {lease.pool.name!r} ({lease.store.name!r} store)"
-        if lease._lost or lease._released:
+        if lease.ended:
             if not any(o is not lease and o.pool.name == lease.pool.name for o in held):
-                cause = lease._taken_by_another or "was not renewed within its time-to-live"
                 problems.append(
                     (
                         True,
-                        f"The lease on {where} {cause}; this process issues no id of that "
-                        "pool until it takes a new lease (its next id tries). If it recurs, "
-                        "the lease store is unreachable or slower than "
+                        f"The lease on {where} {lease.lost_because}; this process issues no "
+                        "id of that pool until it takes a new lease (its next id tries). If it "
+                        "recurs, the lease store is unreachable or slower than "
                         "SNOWID_WORKER_LEASE_TTL_S allows: check it and the network.",
                     )
                 )
-        elif now > lease._valid_until:
+        elif now > lease.valid_until:
             problems.append(
                 (
                     True,

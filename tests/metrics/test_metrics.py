@@ -501,23 +501,23 @@ def test_a_lost_sequence_is_reported_once_whatever_the_callers(caplog):
     """Every caller finds the sequence missing at once (a barrier holds them there): one of
     them re-syncs it, and says so in one pair of lines."""
     from django_snowid.sequences.stores import get_store as sequence_store
-    from django_snowid.sequences.stores.redis import DRAW
+    from django_snowid.sequences.stores.redis import DRAW, Outcome
 
     next_value("ledger")
     store = sequence_store()
     store.client().delete(store.key("ledger"))  # Redis lost it
     callers = 5
     all_saw_it = threading.Barrier(callers)
-    run, met = store._run, threading.local()
+    run, met = store.redis.run, threading.local()
 
     def run_and_meet(script, keys, args):
         reply = run(script, keys, args)
-        if script is DRAW and reply[0] == -1 and not getattr(met, "done", False):
+        if script is DRAW and reply.outcome is Outcome.LOST and not getattr(met, "done", False):
             met.done = True
             all_saw_it.wait(timeout=30)
         return reply
 
-    store._run = run_and_meet
+    store.redis.run = run_and_meet
     recoveries = sample("snowid_recoveries_total", part="sequences", store="redis")
     values = []
 

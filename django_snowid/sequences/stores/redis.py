@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
+import enum
 import logging
 import os
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from django.db import DatabaseError
@@ -23,16 +22,14 @@ from ...core.sequence_plan import (
     plan_step,
 )
 from ...exceptions import (
-    RedisClientError,
-    RedisUnavailable,
     SequenceError,
     SequenceNotSupported,
     SequenceUnavailable,
 )
 from ...stores.base import Needs
-from ...stores.redis_client import describe, get_client
-from ...stores.redis_scripts import RedisScript
+from ...stores.redis_scripts import RedisCalls, RedisScript
 from ..spec import SequenceSpec
+from . import SEQUENCES
 from .base import Clock, stored_name
 from .database import advance, advance_committed, delete_mark, mark_connection, read_mark
 
@@ -79,6 +76,7 @@ redis.call('HSET', KEYS[1], 't', t, 'n', n, 'l', l, 'w', w, 'wn', wn, 'pw', pw)
 return {1, last - count + 1, mx, t, n, l, w, wn, pw}
 """,
     server_id=True,
+    reply=lambda r: _draw(r),
 )
 
 # Publish a mark that is committed in the database, if the caller still holds the lock.
@@ -110,6 +108,7 @@ redis.call('DEL', KEYS[2])
 return 1
 """,
     server_id=True,
+    reply=bool,
 )
 
 # Take the raise lock of a sequence, unless a client of this server holds it. A lock taken
@@ -129,6 +128,7 @@ redis.call('SET', KEYS[2], mine, 'PX', ARGV[2])
 return {1, mine, redis.call('HGET', KEYS[1], 'max')}
 """,
     server_id=True,
+    reply=lambda r: _lock(r),
 )
 
 # Release a raise lock if it is still the caller's.
@@ -141,8 +141,45 @@ return 0
 FIELDS: Final = ("t", "n", "l", "w", "wn", "pw")
 
 
-def _rates(figures: list[Any]) -> Rates:
-    return Rates(*(int(v) for v in figures))
+class Outcome(enum.Enum):
+    DRAWN = 1
+    SHORT = 0  # not enough headroom, nothing drawn
+    LOST = -1  # no state: a new sequence, or one Redis lost
+    GARBAGE = -2
+    FOREIGN = -3  # another server published the state: unverified, nothing drawn
+
+
+@dataclass(frozen=True)
+class Draw:
+    """DRAW's reply: ``first`` (DRAWN) or the current value, the published ``mark``."""
+
+    outcome: Outcome
+    first: int = 0
+    mark: int = 0
+    rates: Rates = field(default_factory=Rates)
+
+
+def _draw(reply: list[Any]) -> Draw:
+    outcome = Outcome(reply[0])
+    if len(reply) < 3:
+        return Draw(outcome)
+    return Draw(outcome, int(reply[1]), int(reply[2]), Rates(*(int(v) for v in reply[3:])))
+
+
+@dataclass(frozen=True)
+class Lock:
+    """ACQUIRE's reply: the lock's ``token`` (None: another client holds it), and the
+    ``published`` mark (None if none)."""
+
+    token: str | None
+    published: int | None = None
+
+
+def _lock(reply: list[Any]) -> Lock:
+    if not reply[0]:
+        return Lock(None)
+    token = reply[1].decode() if isinstance(reply[1], bytes) else str(reply[1])
+    return Lock(token, None if reply[2] is None else int(reply[2]))
 
 
 class RedisSequenceStore:
@@ -164,7 +201,7 @@ class RedisSequenceStore:
         self.alias = alias  # named in error messages; the client comes from stores.redis_client
         self.prefix = prefix
         self.clock = clock
-        self._client: Any = None
+        self.redis = RedisCalls(SEQUENCES.errors)
         self._keys: dict[str, str] = {}
 
     @classmethod
@@ -172,18 +209,13 @@ class RedisSequenceStore:
         return cls(conf.REDIS_ALIAS, conf.REDIS_KEY_PREFIX)
 
     def describe(self) -> str:
-        return f"Redis ({describe()})"
+        return self.redis.describe()
 
     def after_fork(self) -> None:
         pass
 
     def client(self) -> Any:
-        if self._client is None:
-            try:
-                self._client = get_client()
-            except RedisClientError as exc:
-                raise SequenceError(str(exc)) from None
-        return self._client
+        return self.redis.client
 
     def key(self, stored: str) -> str:
         # The whole key is the hash tag: Redis Cluster keeps a sequence (and its lock) on
@@ -192,33 +224,6 @@ class RedisSequenceStore:
         if len(self._keys) < 1024:  # daily names come and go
             self._keys[stored] = key
         return key
-
-    @contextmanager
-    def _unreachable(self) -> Iterator[None]:
-        """Redis-py's connection errors (and a cluster's), around a plain command, as ours."""
-        import redis
-
-        errors = redis.exceptions
-        try:
-            yield
-        except (
-            errors.ConnectionError,
-            errors.TimeoutError,
-            errors.ReadOnlyError,
-            errors.ClusterError,
-            errors.RedisClusterException,
-        ) as exc:
-            raise SequenceUnavailable(
-                f"Redis ({describe()}) is unreachable: {str(exc).rstrip('.')}. Nothing was issued."
-            ) from exc
-
-    def _run(self, script: RedisScript, keys: list[str], args: list[Any]) -> Any:
-        try:
-            return script(self.client(), keys, args)
-        except RedisUnavailable as exc:
-            raise SequenceUnavailable(
-                f"Redis ({describe()}) is unreachable: {str(exc).rstrip('.')}. Nothing was issued."
-            ) from exc
 
     def _refuse(self, spec: SequenceSpec, nowait: bool) -> None:
         if nowait:
@@ -265,37 +270,36 @@ class RedisSequenceStore:
         args = [count, int(now), WINDOW_S]
         deadline = None
         while True:
-            reply = self._run(DRAW, [key], args)
-            status = reply[0]
-            if status == 1:
-                first, mark = reply[1], reply[2]
+            draw: Draw = self.redis.run(DRAW, [key], args)
+            if draw.outcome is Outcome.DRAWN:
+                first, mark, rates = draw.first, draw.mark, draw.rates
                 headroom = mark - first - count + 1
                 # No rate can exceed the largest count on record: most draws stop here.
-                bound = max(reply[4], reply[5], (reply[7] + reply[8]) / WINDOW_S)
+                bound = max(
+                    rates.this_second,
+                    rates.last_second,
+                    (rates.in_window + rates.in_previous) / WINDOW_S,
+                )
                 if headroom < bound * LOW_WATER_S + 1 and needs_raise(
-                    headroom, (rates := _rates(reply[3:])).estimate(int(now))
+                    headroom, rates.estimate(int(now))
                 ):
-                    # Ahead of demand: a failure here costs nothing yet, the headroom left
-                    # still serves.
+                    # A failure here costs nothing yet: the headroom left still serves.
                     try:
                         self.raise_mark(spec, stored, using, rates=rates, floor=mark)
                     except SequenceError as exc:
                         logger.warning("Could not raise the mark of %s ahead: %s", stored, exc)
                 return range(first, first + count)
-            if status == -2:
+            if draw.outcome is Outcome.GARBAGE:
                 raise SequenceError(
                     f"The Redis key {key!r} does not hold a sequence (fields cur and max as "
                     "integers). Delete it: the sequence continues above its database mark."
                 )
-            # Unverified state (-3): re-sync from the database mark. The raise that wins
-            # the lock commits a mark above both the database's and this ``max`` and
-            # publishes it with ``cur`` at the mark before the raise, above every value
-            # any server issued; the others find ``max`` above this one and draw again.
-            floor = reply[2] if status in (0, -3) else spec.start - 1
-            rates = _rates(reply[3:]) if status == 0 else Rates()
-            # The caller that wins the raise lock re-syncs a lost state, and says so: one
-            # pair of lines a loss, however many callers find it.
-            resync = status if status in (-1, -3) else 0
+            # The raise that wins the lock re-syncs a lost or foreign state above every
+            # value any server issued, and says so once; the others draw again.
+            lost = draw.outcome is Outcome.LOST
+            floor = spec.start - 1 if lost else draw.mark
+            resync = draw.outcome if draw.outcome is not Outcome.SHORT else None
+            rates = draw.rates if draw.outcome is Outcome.SHORT else Rates()
             if self.raise_mark(
                 spec, stored, using, rates=rates, floor=floor, need=count, resync=resync
             ):
@@ -319,7 +323,7 @@ class RedisSequenceStore:
         floor: int,
         need: int = 0,
         by: int | None = None,
-        resync: int = 0,
+        resync: Outcome | None = None,
     ) -> bool:
         """Raise the mark above ``floor`` (the ``max`` the caller saw) if it wins the lock:
         commit it, then publish it.
@@ -327,20 +331,20 @@ class RedisSequenceStore:
         ``by`` forces a raise of that many values; otherwise the step is planned from
         ``rates``, and a mark another client raised meanwhile is left as it is. Returns
         False when another client holds the lock (or took it over), True once the mark is
-        above ``floor``. ``resync``: the draw found no state (-1) or another server's (-3);
-        the caller that re-syncs it logs and counts it.
+        above ``floor``. ``resync``: the draw found no state (LOST) or another server's
+        (FOREIGN); the caller that re-syncs it logs and counts it.
         """
         key = self.key(stored)
         lock = f"{key}:raise"
-        reply = self._run(
+        taken: Lock = self.redis.run(
             ACQUIRE, [key, lock], [f"{os.getpid()}-{os.urandom(6).hex()}", self.LOCK_TTL_MS]
         )
-        if not reply[0]:
+        token, published = taken.token, taken.published
+        if token is None:
             return False
         # The previous holder may have raised it between our draw and our lock.
-        token, published = reply[1], reply[2]
-        if by is None and published is not None and int(published) > floor:
-            self._run(RELEASE, [lock], [token])
+        if by is None and published is not None and published > floor:
+            self.redis.run(RELEASE, [lock], [token])
             return True
         step = by or plan_step(
             rates.estimate(int(self.clock())),
@@ -349,27 +353,27 @@ class RedisSequenceStore:
             need=need,
         )
         try:
-            new = resync == -1 and not self._has_mark(stored, using)
+            new = resync is Outcome.LOST and not self._has_mark(stored, using)
             if resync and not new:
                 self._report_loss(stored, resync)
             mark = advance_committed(using, stored, floor=max(floor, spec.start - 1), by=step)
         except BaseException:
-            self._run(RELEASE, [lock], [token])
+            self.redis.run(RELEASE, [lock], [token])
             raise
-        published = bool(self._run(PUBLISH, [key, lock], [token, mark - step, mark, step]))
-        if published and new:
+        done: bool = self.redis.run(PUBLISH, [key, lock], [token, mark - step, mark, step])
+        if done and new:
             logger.info(
                 "Sequence started: %r begins at %d in Redis, under its new database mark.",
                 stored,
                 mark - step + 1,
             )
-        elif published and resync:
-            kind = "recoveries" if resync == -1 else "failover_resyncs"
+        elif done and resync:
+            kind = "recoveries" if resync is Outcome.LOST else "failover_resyncs"
             metrics.count(kind, "sequences", self.name)
             logger.info(
                 "Recovery done: sequence %r resumes at %d, above its mark.", stored, mark - step + 1
             )
-        return published
+        return done
 
     @staticmethod
     def _has_mark(stored: str, using: str | None) -> bool:
@@ -381,12 +385,12 @@ class RedisSequenceStore:
             return True
 
     @staticmethod
-    def _report_loss(stored: str, status: int) -> None:
+    def _report_loss(stored: str, status: Outcome) -> None:
         logger.warning(
             "Store loss detected: Redis holds %s; re-syncing it above its mark.",
             f"no state of sequence {stored!r}, which has a database mark (lost in a restart, "
             "a flush or a failover)"
-            if status == -1
+            if status is Outcome.LOST
             else f"a state of sequence {stored!r} that another server published (a "
             "failover, a restart, a migrated slot)",
         )
@@ -397,8 +401,7 @@ class RedisSequenceStore:
         """The last value drawn (of the day of ``now``): Redis's current value; once Redis
         lost it, the mark (the sequence continues above it). ``None`` if it has neither."""
         stored = stored_name(spec, self.clock() if now is None else now)
-        with self._unreachable():
-            cur = self.client().hget(self.key(stored), "cur")
+        cur = self.redis.command("hget", self.key(stored), "cur", key=self.key(stored))
         if cur is not None:
             return int(cur)
         return read_mark(mark_connection(using), stored)
@@ -410,8 +413,7 @@ class RedisSequenceStore:
         stored = stored_name(spec, self.clock() if now is None else now)
         existed = delete_mark(mark_connection(using), stored)
         key = self.key(stored)
-        with self._unreachable():
-            return bool(self.client().delete(key, f"{key}:raise")) or existed
+        return bool(self.redis.command("delete", key, f"{key}:raise", key=key)) or existed
 
     def continue_above(self, spec: SequenceSpec, stored: str, value: int, using: str | None) -> int:
         """Make the stored sequence continue above ``value``: the mark rises to it (committed),
@@ -436,6 +438,6 @@ class RedisSequenceStore:
 
     def state(self, stored: str) -> dict[str, int]:
         """The Redis fields of one stored sequence (empty if Redis holds none)."""
-        with self._unreachable():
-            raw = self.client().hgetall(self.key(stored))
+        key = self.key(stored)
+        raw = self.redis.command("hgetall", key, key=key)
         return {k.decode(): int(v) for k, v in raw.items() if k != b"rid"}

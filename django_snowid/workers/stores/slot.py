@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import fcntl
+import glob
 import os
 import threading
+from typing import Any
 
 from ...conf import conf
 from ...exceptions import WorkerIdUnavailable
 from ...stores.base import Needs
-from .base import WHILE_ALIVE, Acquired, LeaseInfo, LeaseRequest, exhausted
+from .base import WHILE_ALIVE, Acquired, LeaseInfo, LeaseRequest, exhausted, horizon_text
 
 __all__ = ["SlotStore", "read_record"]
 
@@ -133,6 +135,50 @@ class SlotStore:
                 continue
             held.append(LeaseInfo(stem, int(worker), owner, 0, WHILE_ALIVE, horizon_ms, layout))
         return held
+
+    def lock_files(self, *, free: bool = False) -> list[dict[str, Any]]:
+        """The lock files of this directory, held (``free``: also free ones), read without
+        taking their locks (a starting process would skip a slot we held a moment)."""
+        held = _held_inodes()
+        rows = []
+        for path in sorted(glob.glob(os.path.join(glob.escape(self.directory), "*.*.lock"))):
+            pool, _, worker = os.path.basename(path)[: -len(".lock")].rpartition(".")
+            info = os.stat(path)
+            with open(path, "rb") as slot:
+                horizon_ms, layout = read_record(slot.fileno())
+            state = (
+                "unknown"
+                if held is None
+                else ("held" if (info.st_dev, info.st_ino) in held else "free")
+            )
+            if state != "free" or free:
+                rows.append(
+                    {
+                        "pool": pool,
+                        "worker_id": worker,
+                        "layout": layout,
+                        "state": state,
+                        "issued_until": horizon_text(horizon_ms),
+                    }
+                )
+        return rows
+
+
+def _held_inodes() -> set[tuple[int, int]] | None:
+    """(device, inode) of every file some process holds a ``flock`` on (Linux's
+    /proc/locks), or None where it cannot be known."""
+    try:
+        with open("/proc/locks") as locks:
+            lines = locks.read().splitlines()
+    except OSError:
+        return None
+    held = set()
+    for line in lines:
+        fields = line.split()
+        if len(fields) > 5 and fields[1] == "FLOCK":
+            major, minor, inode = fields[5].split(":")
+            held.add((os.makedev(int(major, 16), int(minor, 16)), int(inode)))
+    return held
 
 
 def _record(horizon_ms: int, layout: str) -> bytes:
