@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import time
 
@@ -15,6 +16,8 @@ from django_snowid.core.layout import PRESETS, layout_from_spec
 from django_snowid.exceptions import WorkerIdError, WorkerLeaseLost
 from django_snowid.ids import issuer as ids
 from django_snowid.workers.lease import lease_generator, lease_of, release_all
+from django_snowid.workers.stores.base import LeaseRequest
+from django_snowid.workers.stores.slot import SlotStore
 from tests.support import Children, held_slots
 
 CLASSIC = PRESETS["classic"]
@@ -117,3 +120,19 @@ def test_a_generator_whose_lease_was_released_issues_nothing_more(slots, clock):
         generator.next_id()
     successor = lease_generator(CLASSIC, 0, "slot", clock=clock, sleep=clock.sleep, heartbeat=False)
     assert successor.node == 0 and successor.next_id() > issued
+
+
+def test_a_removed_slot_directory_ends_its_holders_leases(slots, clock):
+    """Removing the directory lets a newcomer lock a new file of the same worker id: the
+    holder notices at its next horizon write and issues nothing more under it."""
+    generator = lease_generator(CLASSIC, 0, "slot", clock=clock, sleep=clock.sleep, heartbeat=False)
+    issued = generator.next_id()
+    shutil.rmtree(slots)
+    holder = lease_of(generator)
+    assert holder is not None
+    request = LeaseRequest(holder.pool.name, 1, "newcomer", "token", 0, first=holder.worker)
+    assert SlotStore(slots).acquire(request).worker == holder.worker  # a new file, same id
+    clock.advance_ms(1_000)  # past the horizon the holder recorded
+    with pytest.raises(WorkerLeaseLost):
+        generator.next_id()
+    assert issued

@@ -84,8 +84,8 @@ class SlotStore:
         key = (pool, worker)
         with self._lock:  # the heartbeat and the issuing thread both write: never lower
             fd = self._files.get(key)
-            if fd is None:
-                return False
+            if fd is None or not _still_at(fd, self._path(pool, worker)):
+                return False  # released, or its file was removed: another may lock a new one
             horizon_ms = max(horizon_ms, self._horizons.get(key, -1))
             os.pwrite(fd, _record(horizon_ms, self._layouts.get(key, layout)), 0)
             self._horizons[key] = horizon_ms
@@ -179,6 +179,16 @@ def _held_inodes() -> set[tuple[int, int]] | None:
             major, minor, inode = fields[5].split(":")
             held.add((os.makedev(int(major, 16), int(minor, 16)), int(inode)))
     return held
+
+
+def _still_at(fd: int, path: str) -> bool:
+    """Whether ``path`` still names the file open as ``fd`` (not removed or replaced)."""
+    try:
+        there = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino)
 
 
 def _record(horizon_ms: int, layout: str) -> bytes:
