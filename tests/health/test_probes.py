@@ -135,6 +135,24 @@ def test_redis_check_names_the_alias_and_its_users(throwaway_redis):
         throwaway_redis.start()
 
 
+def test_redis_users_are_the_families_whose_stores_need_redis(monkeypatch):
+    """A store of any name whose ``needs`` say Redis makes its family a Redis user."""
+    from django_snowid.health.probes import redis_users
+    from django_snowid.workers.stores import LEASES
+
+    monkeypatch.setitem(
+        LEASES.choices, "pooled", "django_snowid.workers.stores.redis.RedisLeaseStore.configured"
+    )
+    with override_settings(
+        SNOWID_WORKER_ID_SOURCE="pooled",
+        SNOWID_ORDER_BACKEND="database",
+        SNOWID_SEQUENCE_BACKEND="redis",
+    ):
+        assert redis_users() == ["worker-id leases", "named sequences"]
+    with override_settings(SNOWID_WORKER_ID_SOURCE="static", SNOWID_ORDER_BACKEND="redis"):
+        assert redis_users() == ["order numbers"]
+
+
 # ----------------------------------------------------------------- clock
 
 
