@@ -30,7 +30,7 @@ from ..checks import configured_layouts
 from ..conf import conf
 from ..layouts import DEFAULT
 from ..stores import redis_client as redisclient
-from ..workers.lease import database_tick_bound
+from ..workers.leased import database_tick_bound
 from ..workers.sources import LEASE_SOURCES
 from ..workers.status import lease_findings
 
