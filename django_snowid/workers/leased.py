@@ -3,7 +3,6 @@ worker id was used up to, build the generator the lease guards."""
 
 from __future__ import annotations
 
-import logging
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
@@ -17,14 +16,11 @@ from ..core.generator import Clock, SnowflakeGenerator
 from ..core.layout import Layout
 from ..exceptions import WorkerIdError
 from ..inventory import column_max
-from .lease import LeaseHolder
+from .lease import LeaseHolder, logger  # its lines, under the lease's logger
 from .pool import pool_for
 from .stores import get_lease_store
 
 __all__ = ["database_tick_bound", "lease_generator", "lease_of"]
-
-#: The lease's lines, under the lease's logger.
-logger = logging.getLogger("django_snowid.workers.lease")
 
 _lease_of: weakref.WeakKeyDictionary[SnowflakeGenerator, LeaseHolder] = weakref.WeakKeyDictionary()
 
