@@ -37,8 +37,6 @@ import threading
 import time
 from collections.abc import Callable
 
-from django.db import connections
-
 from .. import metrics
 from ..core.generator import Clock, SnowflakeGenerator
 from ..exceptions import (
@@ -48,6 +46,7 @@ from ..exceptions import (
     WorkerLeaseLost,
     WorkerPoolExhausted,
 )
+from .heartbeat import Heartbeat
 from .pool import PoolSpec
 from .stores.base import (
     NEVER_EXPIRES,
@@ -103,8 +102,8 @@ class LeaseHolder:
         self._taken_by_another = ""
         self._recorded = -1  # the tick whose end the store records as this id's horizon
         self._asked = -1  # the horizon asked for when the lease was taken
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._failing = False  # the last heartbeat failed
+        self._heartbeat = Heartbeat(self._beat, self.interval_s)
 
     @property
     def lost(self) -> bool:
@@ -246,10 +245,7 @@ class LeaseHolder:
             )
 
     def start_heartbeat(self) -> None:
-        self._thread = threading.Thread(
-            target=self._beat, name=f"snowid-lease-{self.pool.name}-{self.worker}", daemon=True
-        )
-        self._thread.start()
+        self._heartbeat.start(f"snowid-lease-{self.pool.name}-{self.worker}")
 
     def check(self) -> None:
         """The generator's guard (before each new tick): refuse once the lease may have
@@ -373,57 +369,50 @@ class LeaseHolder:
             return self._recorded
         return self._ahead()
 
-    def _beat(self) -> None:
+    def _beat(self) -> float | None:
+        """One heartbeat: renew the lease; the pause before the next, ``None`` once lost."""
+        if os.getpid() != self.pid or self._lost:
+            return None
+        sent = time.monotonic()
+        horizon = self.tick_horizon()
         try:
-            self._beat_until_stopped()
-        finally:
-            connections.close_all()  # this thread's own connections only
-
-    def _beat_until_stopped(self) -> None:
-        pause = self.interval_s
-        failing = False
-        while not self._stop.wait(pause):
-            if os.getpid() != self.pid or self._lost:
-                return
-            sent = time.monotonic()
-            horizon = self.tick_horizon()
-            try:
-                renewed: bool | None = self._renew(self.ttl_ms, horizon)
-                metrics.observe(self.store.name, time.monotonic() - sent)
-            except Exception as exc:  # unreachable store: keep trying while it is trusted
-                renewed = None
-                if not failing:  # the first failure after a success: one line
-                    failing = True
-                    logger.warning(
-                        "Lease store %r unreachable: the heartbeat of worker id %d of pool %r "
-                        "failed (%s); trying again every %g s while the lease is trusted.",
-                        self.store.name,
-                        self.worker,
-                        self.pool.name,
-                        exc,
-                        min(self.interval_s, RETRY_S),
-                    )
-            # After a failure, try again soon: a failover (a new primary) or a blip must
-            # not cost the lease because the next regular beat came too late.
-            pause = self.interval_s if renewed else min(self.interval_s, RETRY_S)
-            if renewed:
-                failing = False
-                self._valid_until = sent + self.ttl_ms / 1000 - self.margin_s
-                self.renewed_at = sent
-                self._recorded = max(self._recorded, horizon)
-            elif renewed is False or time.monotonic() > self._valid_until:
-                # False: the store answered that the lease is no longer ours.
-                if renewed is False:
-                    self._taken_by_another = self._not_ours()
-                self._report_lost()
-                self._lost = True
-                return
+            renewed: bool | None = self._renew(self.ttl_ms, horizon)
+            metrics.observe(self.store.name, time.monotonic() - sent)
+        except Exception as exc:  # unreachable store: keep trying while it is trusted
+            renewed = None
+            if not self._failing:  # the first failure after a success: one line
+                self._failing = True
+                logger.warning(
+                    "Lease store %r unreachable: the heartbeat of worker id %d of pool %r "
+                    "failed (%s); trying again every %g s while the lease is trusted.",
+                    self.store.name,
+                    self.worker,
+                    self.pool.name,
+                    exc,
+                    min(self.interval_s, RETRY_S),
+                )
+        if renewed:
+            self._failing = False
+            self._valid_until = sent + self.ttl_ms / 1000 - self.margin_s
+            self.renewed_at = sent
+            self._recorded = max(self._recorded, horizon)
+            return self.interval_s
+        if renewed is False or time.monotonic() > self._valid_until:
+            # False: the store answered that the lease is no longer ours.
+            if renewed is False:
+                self._taken_by_another = self._not_ours()
+            self._report_lost()
+            self._lost = True
+            return None
+        # After a failure, try again soon: a failover (a new primary) or a blip must
+        # not cost the lease because the next regular beat came too late.
+        return min(self.interval_s, RETRY_S)
 
     def release(self) -> None:
         self._release(in_guard=False)
 
     def _release(self, *, in_guard: bool) -> None:
-        self._stop.set()
+        self._heartbeat.stop()
         if os.getpid() != self.pid or self.worker < 0 or self._released:
             return
         self._released = True  # the generator's guard refuses from now on
