@@ -50,7 +50,8 @@ def main() -> int:
 
     from django_snowid.core.generator import SnowflakeGenerator
     from django_snowid.core.layout import PRESETS
-    from django_snowid.workers.lease import lease_generator, lease_of, release_all
+    from django_snowid.workers.lease import release_all
+    from django_snowid.workers.leased import lease_generator, lease_of
 
     layout = PRESETS["classic"]
     old = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)

@@ -25,7 +25,7 @@ from ..orders.stores import ORDERS
 from ..sequences.stores import SEQUENCES
 from ..stores import get_store
 from ..stores import redis_client as redisclient
-from ..workers.lease import database_tick_bound
+from ..workers.leased import database_tick_bound
 from ..workers.status import lease_findings
 from ..workers.stores import LEASES
 

@@ -17,7 +17,7 @@ from ..core.generator import Reporter, SnowflakeGenerator
 from ..core.layout import DecodedId, Layout
 from ..exceptions import LayoutError, StaticWorkerIdAfterFork
 from ..layouts import DEFAULT, get_layout, layout_names
-from ..workers.lease import lease_generator, lease_of
+from ..workers.leased import lease_generator, lease_of
 from ..workers.pool import pool_name
 from ..workers.sources import LEASE_SOURCES, resolve_worker_id, worker_for
 

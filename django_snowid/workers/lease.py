@@ -1,4 +1,5 @@
-"""Holding a worker-id lease: acquire, heartbeat, fence, release, and survive forks.
+"""Holding a worker-id lease (acquire, heartbeat, fence, release), and this process's
+leases (released at exit, forgotten in a forked child).
 
 A lease renewed at monotonic time ``t`` is trusted until ``t + ttl - margin``; past that
 no new tick is entered (``WorkerLeaseLost``). Before any tick past what the store records,
@@ -17,17 +18,10 @@ import secrets
 import socket
 import threading
 import time
-import weakref
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
-
-from django.db import connections
-from django.db.models import Field
+from collections.abc import Callable
 
 from .. import metrics
-from ..conf import conf
 from ..core.generator import Clock, SnowflakeGenerator
-from ..core.layout import Layout
 from ..exceptions import (
     WorkerIdError,
     WorkerIdUnavailable,
@@ -35,9 +29,8 @@ from ..exceptions import (
     WorkerLeaseLost,
     WorkerPoolExhausted,
 )
-from ..inventory import column_max
-from .pool import PoolSpec, pool_for
-from .stores import get_lease_store
+from .heartbeat import Heartbeat
+from .pool import PoolSpec
 from .stores.base import (
     NEVER_EXPIRES,
     Acquired,
@@ -47,25 +40,12 @@ from .stores.base import (
     horizon_text,
 )
 
-__all__ = ["LeaseHolder", "lease_generator", "lease_of", "lease_problems", "release_all"]
+__all__ = ["LeaseHolder", "held_leases", "release_all", "waits"]
 
 #: How soon a heartbeat that failed tries again (the regular beat: a third of the TTL).
 RETRY_S = 0.5
 
 logger = logging.getLogger(__name__)
-
-
-def database_tick_bound(layout: Layout, fields: Iterable[Field]) -> int:
-    """The newest tick of ``layout`` in the columns of ``fields`` (ids of that layout):
-    one index lookup a column. Used when the lease store has no record for a worker id
-    (Redis flushed).
-    """
-    newest = -1
-    for field in fields:
-        largest = column_max(field)
-        if largest is not None:
-            newest = max(newest, layout.decode(largest).tick)
-    return newest
 
 
 class LeaseHolder:
@@ -105,10 +85,28 @@ class LeaseHolder:
         self._taken_by_another = ""
         self._recorded = -1  # the tick whose end the store records as this id's horizon
         self._asked = -1  # the horizon asked for when the lease was taken
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._failing = False  # the last heartbeat failed
+        self._heartbeat = Heartbeat(self._beat, self.interval_s)
 
-    # ---------------------------------------------------------------- life
+    @property
+    def lost(self) -> bool:
+        """The lease was lost (fenced, or found taken by a heartbeat)."""
+        return self._lost
+
+    @property
+    def released(self) -> bool:
+        return self._released
+
+    @property
+    def taken_by_another(self) -> str:
+        """Why the store no longer holds the lease as ours, if it said so; else empty."""
+        return self._taken_by_another
+
+    @property
+    def valid_until(self) -> float:
+        """Until when (monotonic seconds) the lease is trusted."""
+        return self._valid_until
+
     def acquire(self) -> LeaseHolder:
         while True:
             started = time.monotonic()
@@ -229,26 +227,8 @@ class LeaseHolder:
                 "layout at a time."
             )
 
-    @property
-    def ended(self) -> bool:
-        """Lost or released: its generator refuses."""
-        return self._lost or self._released
-
-    @property
-    def lost_because(self) -> str:
-        """Why it ended, completing "The lease on worker id N ..."."""
-        return self._taken_by_another or "was not renewed within its time-to-live"
-
-    @property
-    def valid_until(self) -> float:
-        """The ``time.monotonic()`` past which it is not trusted."""
-        return self._valid_until
-
     def start_heartbeat(self) -> None:
-        self._thread = threading.Thread(
-            target=self._beat, name=f"snowid-lease-{self.pool.name}-{self.worker}", daemon=True
-        )
-        self._thread.start()
+        self._heartbeat.start(f"snowid-lease-{self.pool.name}-{self.worker}")
 
     def check(self) -> None:
         """The generator's guard (before each new tick): refuse once the lease may have
@@ -372,57 +352,50 @@ class LeaseHolder:
             return self._recorded
         return self._ahead()
 
-    def _beat(self) -> None:
+    def _beat(self) -> float | None:
+        """One heartbeat: renew the lease; the pause before the next, ``None`` once lost."""
+        if os.getpid() != self.pid or self._lost:
+            return None
+        sent = time.monotonic()
+        horizon = self.tick_horizon()
         try:
-            self._beat_until_stopped()
-        finally:
-            connections.close_all()  # this thread's own connections only
-
-    def _beat_until_stopped(self) -> None:
-        pause = self.interval_s
-        failing = False
-        while not self._stop.wait(pause):
-            if os.getpid() != self.pid or self._lost:
-                return
-            sent = time.monotonic()
-            horizon = self.tick_horizon()
-            try:
-                renewed: bool | None = self._renew(self.ttl_ms, horizon)
-                metrics.observe(self.store.name, time.monotonic() - sent)
-            except Exception as exc:  # unreachable store: keep trying while it is trusted
-                renewed = None
-                if not failing:  # the first failure after a success: one line
-                    failing = True
-                    logger.warning(
-                        "Lease store %r unreachable: the heartbeat of worker id %d of pool %r "
-                        "failed (%s); trying again every %g s while the lease is trusted.",
-                        self.store.name,
-                        self.worker,
-                        self.pool.name,
-                        exc,
-                        min(self.interval_s, RETRY_S),
-                    )
-            # After a failure, try again soon: a failover (a new primary) or a blip must
-            # not cost the lease because the next regular beat came too late.
-            pause = self.interval_s if renewed else min(self.interval_s, RETRY_S)
-            if renewed:
-                failing = False
-                self._valid_until = sent + self.ttl_ms / 1000 - self.margin_s
-                self.renewed_at = sent
-                self._recorded = max(self._recorded, horizon)
-            elif renewed is False or time.monotonic() > self._valid_until:
-                # False: the store answered that the lease is no longer ours.
-                if renewed is False:
-                    self._taken_by_another = self._not_ours()
-                self._report_lost()
-                self._lost = True
-                return
+            renewed: bool | None = self._renew(self.ttl_ms, horizon)
+            metrics.observe(self.store.name, time.monotonic() - sent)
+        except Exception as exc:  # unreachable store: keep trying while it is trusted
+            renewed = None
+            if not self._failing:  # the first failure after a success: one line
+                self._failing = True
+                logger.warning(
+                    "Lease store %r unreachable: the heartbeat of worker id %d of pool %r "
+                    "failed (%s); trying again every %g s while the lease is trusted.",
+                    self.store.name,
+                    self.worker,
+                    self.pool.name,
+                    exc,
+                    min(self.interval_s, RETRY_S),
+                )
+        if renewed:
+            self._failing = False
+            self._valid_until = sent + self.ttl_ms / 1000 - self.margin_s
+            self.renewed_at = sent
+            self._recorded = max(self._recorded, horizon)
+            return self.interval_s
+        if renewed is False or time.monotonic() > self._valid_until:
+            # False: the store answered that the lease is no longer ours.
+            if renewed is False:
+                self._taken_by_another = self._not_ours()
+            self._report_lost()
+            self._lost = True
+            return None
+        # After a failure, try again soon: a failover (a new primary) or a blip must
+        # not cost the lease because the next regular beat came too late.
+        return min(self.interval_s, RETRY_S)
 
     def release(self) -> None:
         self._release(in_guard=False)
 
     def _release(self, *, in_guard: bool) -> None:
-        self._stop.set()
+        self._heartbeat.stop()
         if os.getpid() != self.pid or self.worker < 0 or self._released:
             return
         self._released = True  # the generator's guard refuses from now on
@@ -439,93 +412,6 @@ class LeaseHolder:
             _held.remove(self)
 
 
-def lease_generator(
-    layout: Layout,
-    worker_setting: int | Mapping[str, int],
-    source: str,
-    *,
-    fields: Iterable[Field] = (),
-    clock: Clock = time.time_ns,
-    sleep: Callable[[float], None] = time.sleep,
-    on_lost: Callable[[], None] | None = None,
-    heartbeat: bool = True,
-    ttl_s: float | None = None,
-    companions: Iterable[str] = (),
-    **generator_options: Any,
-) -> SnowflakeGenerator:
-    """Take a lease on a worker id of ``layout``'s pool and build its generator.
-
-    ``fields`` hold ids of ``layout``: when the store has no record of the worker id
-    (Redis flushed), the newest of them is the bound the generator starts above.
-    ``companions``: the other pools this process leases from (see ``LeaseRequest``).
-    ``lease_of(generator)`` is the lease; releasing it retires the generator.
-    """
-    store = get_lease_store(source)
-    pool = pool_for(layout, worker_setting)
-    ttl = float(conf.WORKER_LEASE_TTL_S) if ttl_s is None else ttl_s
-    others = tuple(name for name in dict.fromkeys(companions) if name != pool.name)
-    holder = LeaseHolder(store, pool, ttl_s=ttl, clock=clock, on_lost=on_lost, companions=others)
-    lease = holder.acquire()
-    try:
-        bound = lease.resume_tick
-        what = "the horizon its previous holders recorded in the lease store"
-        if bound < 0 and store.can_forget:
-            bound = database_tick_bound(layout, fields)  # the store forgot: ask the database
-            what = (
-                f"the newest id of layout {layout.name!r} in the database: the lease store "
-                "had no record"
-            )
-        gap_ms = lease._ms(bound) - clock() / 1_000_000
-        if gap_ms > 0:
-            limit = float(conf.WORKER_RESUME_MAX_WAIT_MS)
-            if gap_ms > limit:
-                metrics.refused(
-                    logger,
-                    "ids",
-                    "clock_behind",
-                    f"worker id {lease.worker} of pool {pool.name!r} was used up to "
-                    f"{layout.time_of_tick(bound).isoformat()}, {gap_ms:.0f} ms ahead of this "
-                    "host's clock (more than SNOWID_WORKER_RESUME_MAX_WAIT_MS). Check NTP.",
-                )
-                raise WorkerIdError(
-                    f"Worker id {lease.worker} of pool {pool.name!r} may have been used up to "
-                    f"{layout.time_of_tick(bound).isoformat()} ({what}), {gap_ms:.0f} ms "
-                    f"ahead of this host's clock: more than SNOWID_WORKER_RESUME_MAX_WAIT_MS="
-                    f"{limit:g}. This host's clock is behind the clock ids were issued on (an "
-                    "NTP step, a restored VM snapshot, a host whose clock is off): check it "
-                    "(NTP). No id was issued."
-                )
-            metrics.count("waits", "ids", "clock_behind")
-            logger.warning(
-                "Clock behind: worker id %d of pool %r waits %.0f ms for this host's clock to "
-                "pass the horizon its previous holder recorded.",
-                lease.worker,
-                pool.name,
-                gap_ms,
-            )
-            sleep(gap_ms / 1000)
-            # Renewed, and recorded ahead from now: the wait used up part of the
-            # time-to-live (the lease was taken with a horizon already).
-            lease.record_ahead()
-        generator = SnowflakeGenerator(
-            layout,
-            lease.node,
-            clock=clock,
-            sleep=sleep,
-            last_tick=bound,
-            guard=lease.check,
-            **generator_options,
-        )
-    except BaseException:
-        lease.release()
-        raise
-    lease.generator = generator
-    _lease_of[generator] = lease
-    if heartbeat:
-        lease.start_heartbeat()
-    return generator
-
-
 def _unreachable(message: str) -> None:
     metrics.refused(logger, "ids", "store_unreachable", message)
 
@@ -534,66 +420,20 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def lease_of(generator: SnowflakeGenerator) -> LeaseHolder | None:
-    return _lease_of.get(generator)
-
-
 _held: list[LeaseHolder] = []
 #: The threads of this process waiting for a lease store to hand out worker ids again:
 #: thread id -> (store, pool, until: Unix ms of the store's clock).
 _waiting: dict[int, tuple[str, str, int]] = {}
-_lease_of: weakref.WeakKeyDictionary[SnowflakeGenerator, LeaseHolder] = weakref.WeakKeyDictionary()
 
 
-def lease_problems(now: float | None = None) -> list[tuple[bool, str]]:
-    """What is wrong with this process's worker-id leases, as (fatal, message): a lease
-    lost and not yet replaced by a newer one of its pool, a lease past the time it can be
-    trusted, or a renewal overdue (``now``: ``time.monotonic()``; tests pass their own)."""
-    now = time.monotonic() if now is None else now
-    problems: list[tuple[bool, str]] = [
-        (
-            True,
-            f"This process waits until {horizon_text(until)} for a worker id of pool {pool!r} "
-            f"({store!r} store): the store lost its records (or never had any), and hands "
-            "out no worker id until live holders have re-asserted theirs. No id of that "
-            "pool is issued until then. If it recurs, the lease store loses data: check "
-            "its persistence and failovers.",
-        )
-        for store, pool, until in sorted(set(_waiting.values()))
-    ]
-    held = list(_held)
-    for lease in held:
-        where = f"worker id {lease.worker} of pool {lease.pool.name!r} ({lease.store.name!r} store)"
-        if lease.ended:
-            if not any(o is not lease and o.pool.name == lease.pool.name for o in held):
-                problems.append(
-                    (
-                        True,
-                        f"The lease on {where} {lease.lost_because}; this process issues no "
-                        "id of that pool until it takes a new lease (its next id tries). If it "
-                        "recurs, the lease store is unreachable or slower than "
-                        "SNOWID_WORKER_LEASE_TTL_S allows: check it and the network.",
-                    )
-                )
-        elif now > lease.valid_until:
-            problems.append(
-                (
-                    True,
-                    f"The lease on {where} was last renewed {now - lease.renewed_at:.1f} s "
-                    "ago, past the time it can be trusted: the next id refuses. Check that the "
-                    "lease store is reachable.",
-                )
-            )
-        elif now - lease.renewed_at > 1.5 * lease.interval_s:
-            problems.append(
-                (
-                    False,
-                    f"The lease on {where} was last renewed {now - lease.renewed_at:.1f} s "
-                    f"ago (a heartbeat every {lease.interval_s:g} s): renewals are failing; "
-                    "check that the lease store is reachable before the lease expires.",
-                )
-            )
-    return problems
+def held_leases() -> list[LeaseHolder]:
+    """The leases this process holds."""
+    return list(_held)
+
+
+def waits() -> list[tuple[str, str, int]]:
+    """What this process's threads wait for: (store, pool, until: Unix ms of its clock)."""
+    return sorted(set(_waiting.values()))
 
 
 def release_all() -> None:

@@ -8,12 +8,12 @@ from typing import Any, Final
 
 from ..conf import conf
 from ..db.errors import is_missing_table
-from .lease import lease_problems
+from .lease import held_leases, waits
 from .sources import LEASE_SOURCES
 from .stores import get_lease_store
 from .stores.base import expires_in_s, horizon_text
 
-__all__ = ["RECORDED", "lease_findings", "lease_rows"]
+__all__ = ["RECORDED", "lease_findings", "lease_problems", "lease_rows"]
 
 #: The sources whose leases are records a store lists without touching them (a lock
 #: file is held, not recorded: ``snowid_workers`` reads the kernel's list of locks).
@@ -63,3 +63,55 @@ def lease_findings(now: float | None = None) -> list[tuple[bool, str]]:
                 )
             )
     return findings
+
+
+def lease_problems(now: float | None = None) -> list[tuple[bool, str]]:
+    """What is wrong with this process's worker-id leases, as (fatal, message): a lease
+    lost and not yet replaced by a newer one of its pool, a lease past the time it can be
+    trusted, or a renewal overdue (``now``: ``time.monotonic()``; tests pass their own)."""
+    now = time.monotonic() if now is None else now
+    problems: list[tuple[bool, str]] = [
+        (
+            True,
+            f"This process waits until {horizon_text(until)} for a worker id of pool {pool!r} "
+            f"({store!r} store): the store lost its records (or never had any), and hands "
+            "out no worker id until live holders have re-asserted theirs. No id of that "
+            "pool is issued until then. If it recurs, the lease store loses data: check "
+            "its persistence and failovers.",
+        )
+        for store, pool, until in waits()
+    ]
+    held = held_leases()
+    for lease in held:
+        where = f"worker id {lease.worker} of pool {lease.pool.name!r} ({lease.store.name!r} store)"
+        if lease.lost or lease.released:
+            if not any(o is not lease and o.pool.name == lease.pool.name for o in held):
+                cause = lease.taken_by_another or "was not renewed within its time-to-live"
+                problems.append(
+                    (
+                        True,
+                        f"The lease on {where} {cause}; this process issues no id of that "
+                        "pool until it takes a new lease (its next id tries). If it recurs, "
+                        "the lease store is unreachable or slower than "
+                        "SNOWID_WORKER_LEASE_TTL_S allows: check it and the network.",
+                    )
+                )
+        elif now > lease.valid_until:
+            problems.append(
+                (
+                    True,
+                    f"The lease on {where} was last renewed {now - lease.renewed_at:.1f} s "
+                    "ago, past the time it can be trusted: the next id refuses. Check that the "
+                    "lease store is reachable.",
+                )
+            )
+        elif now - lease.renewed_at > 1.5 * lease.interval_s:
+            problems.append(
+                (
+                    False,
+                    f"The lease on {where} was last renewed {now - lease.renewed_at:.1f} s "
+                    f"ago (a heartbeat every {lease.interval_s:g} s): renewals are failing; "
+                    "check that the lease store is reachable before the lease expires.",
+                )
+            )
+    return problems

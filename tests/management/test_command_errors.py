@@ -99,7 +99,8 @@ def test_workers_lists_the_slot_files_of_this_host(settings, tmp_path):
 def test_workers_all_lists_released_leases(settings, source):
     from django.db import connection
 
-    from django_snowid.workers.lease import lease_generator, release_all
+    from django_snowid.workers.lease import release_all
+    from django_snowid.workers.leased import lease_generator
 
     if source == "database" and connection.vendor == "sqlite":
         pytest.skip("SQLite keeps the database source's leases beside its file")

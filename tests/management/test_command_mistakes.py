@@ -176,7 +176,8 @@ def test_a_released_or_expired_lease_says_so_not_a_negative_expiry():
 
 
 def test_workers_all_shows_a_released_lease_as_released(settings):
-    from django_snowid.workers.lease import lease_generator, release_all
+    from django_snowid.workers.lease import release_all
+    from django_snowid.workers.leased import lease_generator
 
     if connection.vendor == "sqlite":
         pytest.skip("SQLite keeps the database source's leases beside its file")

@@ -33,7 +33,7 @@ from django_snowid.metrics.collector import SnowidCollector
 from django_snowid.orders.issuer import get_issuer
 from django_snowid.orders.stores import MISSING, get_store
 from django_snowid.sequences import next_value, next_values
-from django_snowid.workers.lease import lease_generator, lease_of
+from django_snowid.workers.leased import lease_generator, lease_of
 from tests.support import MS, Clock, FakeClock, set_order_state
 from tests.testapp.models import Customer, Invoice, ShopOrder, TinyOrder
 

@@ -14,7 +14,8 @@ import django_snowid
 from django_snowid.core.layout import DEFAULT_EPOCH, layout_from_spec
 from django_snowid.exceptions import WorkerLayoutConflict, WorkerPoolExhausted
 from django_snowid.ids import issuer as ids
-from django_snowid.workers.lease import lease_generator, lease_of, release_all
+from django_snowid.workers.lease import release_all
+from django_snowid.workers.leased import lease_generator, lease_of
 from django_snowid.workers.stores import get_lease_store
 from tests.support import Children, ThrowawayRedis
 from tests.workers.deployments import deployed_process, eight_processes

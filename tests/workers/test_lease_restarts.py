@@ -17,7 +17,8 @@ from django.db import connections
 
 from django_snowid.core.layout import PRESETS
 from django_snowid.exceptions import WorkerIdError
-from django_snowid.workers.lease import lease_generator, lease_of, release_all
+from django_snowid.workers.lease import release_all
+from django_snowid.workers.leased import lease_generator, lease_of
 from tests.support import LEASE_TTL_S, Children
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]

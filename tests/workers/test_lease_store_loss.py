@@ -94,7 +94,8 @@ def test_a_promoted_replica_that_lagged_behind_the_renewals_hands_out_no_live_id
     primary since, and its record on the replica has expired. After the switch, a newcomer
     must not be handed worker id 0 while A may still issue under it."""
     from django_snowid.core.layout import PRESETS
-    from django_snowid.workers.lease import lease_generator, release_all
+    from django_snowid.workers.lease import release_all
+    from django_snowid.workers.leased import lease_generator
     from django_snowid.workers.stores import get_lease_store
     from tests.support import ThrowawayRedis
 

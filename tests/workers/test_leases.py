@@ -22,7 +22,9 @@ from django_snowid.exceptions import (
     WorkerPoolExhausted,
 )
 from django_snowid.ids import issuer as process_ids
-from django_snowid.workers.lease import get_lease_store, lease_generator, pool_for
+from django_snowid.workers.leased import lease_generator
+from django_snowid.workers.pool import pool_for
+from django_snowid.workers.stores import get_lease_store
 from tests.support import (
     MS,
     Children,

@@ -15,7 +15,8 @@ import django_snowid
 from django_snowid.core.layout import PRESETS, layout_from_spec
 from django_snowid.exceptions import WorkerIdError, WorkerLeaseLost
 from django_snowid.ids import issuer as ids
-from django_snowid.workers.lease import lease_generator, lease_of, release_all
+from django_snowid.workers.lease import release_all
+from django_snowid.workers.leased import lease_generator, lease_of
 from django_snowid.workers.stores.base import LeaseRequest
 from django_snowid.workers.stores.slot import SlotStore
 from tests.support import Children, held_slots
