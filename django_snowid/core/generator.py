@@ -159,12 +159,8 @@ class SnowflakeGenerator:
 
     # ----------------------------------------------------------------- internal
     def _enter_current_tick(self) -> None:
-        """Make ``self._ids`` serve the current tick, waiting or raising as needed.
-
-        Returns with at least one id left in the current tick's iterator, as far as
-        this thread can tell (the fast path of other threads may still drain it).
-        Called with the lock held.
-        """
+        """Make ``self._ids`` serve the current tick, waiting or raising as needed (called
+        with the lock held)."""
         if os.getpid() != self._pid:
             raise GeneratorForked(
                 f"This Snowflake generator (worker node {self.node}) was created in process "
