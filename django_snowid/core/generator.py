@@ -107,7 +107,6 @@ class SnowflakeGenerator:
         self._tick_end_ns = 0  # the fast path is closed until the first tick is entered
         _live_generators.add(self)
 
-    # ------------------------------------------------------------------ public
     def _next_id_fast(self) -> int:
         """Return the next id. Thread-safe; strictly greater than every id before it."""
         now = self._clock()
@@ -157,7 +156,6 @@ class SnowflakeGenerator:
         with self._lock:
             return self.last_tick
 
-    # ----------------------------------------------------------------- internal
     def _enter_current_tick(self) -> None:
         """Make ``self._ids`` serve the current tick, waiting or raising as needed (called
         with the lock held)."""

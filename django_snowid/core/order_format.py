@@ -142,7 +142,6 @@ class OrderNumberFormat:
                     f"integer before the end of {MUST_FIT_UNTIL_YEAR} ({largest} > {MAX_INT64})."
                 )
 
-    # ----------------------------------------------------------------- sizes
     @cached_property  # on the hot path of every number; the format never changes
     def max_sequence(self) -> int:
         """The per-second cap: sequences run from 1 to this."""
@@ -181,7 +180,6 @@ class OrderNumberFormat:
             f"digits + {self.shard_digits} shard digits{check}"
         )
 
-    # ------------------------------------------------------------ concealing
     @cached_property
     def cipher(self) -> SequenceCipher | None:
         """The permutation of each second's sequences, when the format conceals them."""
@@ -222,7 +220,6 @@ class OrderNumberFormat:
         high = low + self._stem_factor - 1
         return (low * 10, high * 10 + 9) if self.check_digit else (low, high)
 
-    # ------------------------------------------------------------------ time
     def local_second(self, moment: datetime) -> int:
         """Seconds since 1970-01-01 00:00 on the format's wall clock."""
         if moment.tzinfo is None:
@@ -252,7 +249,6 @@ class OrderNumberFormat:
             + wall.second
         )
 
-    # ------------------------------------------------------ compose / decode
     def shard_of_user(self, uid: int) -> int:
         """The shard value a user id puts in the low bits (digits) of its numbers."""
         return uid % self.shard_count
