@@ -336,11 +336,8 @@ class Layout:
         return self.base(tick, node) | (sequence << self.shard_bits) | shard
 
     def check_id(self, value: object) -> int:
-        """Return ``value`` as an int id of this layout, or raise :class:`InvalidId`.
-
-        Accepts ints and strings of ASCII digits only, read by :func:`parse_digits`
-        (no whitespace, no other scripts' digits, at most 19 digits).
-        """
+        """Return ``value`` (an int, or ASCII digits) as an int id of this layout, or raise
+        :class:`InvalidId`."""
         if isinstance(value, str):
             value = parse_digits(value, what="an id")
         if not _within(value, self.max_id):
