@@ -1,8 +1,4 @@
-"""The pure core of django-snowid: layouts and the generator. No Django, no Redis.
-
-The names below are re-exported (``from django_snowid.core import Layout``); the ``as``
-form marks them public for type checkers without a second list of them.
-"""
+"""The pure core of django-snowid: layouts and the generator. No Django, no Redis."""
 
 from .generator import SnowflakeGenerator as SnowflakeGenerator
 from .layout import DEFAULT_EPOCH as DEFAULT_EPOCH

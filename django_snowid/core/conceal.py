@@ -161,7 +161,6 @@ class SequenceCipher:
     def __repr__(self) -> str:
         return f"<SequenceCipher over 1..{self.domain - 1}, {self.keys!r}>"
 
-    # -------------------------------------------------------------- tables
     def _rounds(self, second: int) -> Any:
         last = self._last
         if last[0] == second:
@@ -196,7 +195,6 @@ class SequenceCipher:
             offset += size
         return tables
 
-    # ---------------------------------------------------------- permutation
     def conceal(self, second: int, sequence: int) -> int:
         """The sequence shown for true ``sequence`` (1..domain-1) of ``second``."""
         tables = self._rounds(second)

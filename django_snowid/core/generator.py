@@ -107,7 +107,6 @@ class SnowflakeGenerator:
         self._tick_end_ns = 0  # the fast path is closed until the first tick is entered
         _live_generators.add(self)
 
-    # ------------------------------------------------------------------ public
     def _next_id_fast(self) -> int:
         """Return the next id. Thread-safe; strictly greater than every id before it."""
         now = self._clock()
@@ -157,14 +156,9 @@ class SnowflakeGenerator:
         with self._lock:
             return self.last_tick
 
-    # ----------------------------------------------------------------- internal
     def _enter_current_tick(self) -> None:
-        """Make ``self._ids`` serve the current tick, waiting or raising as needed.
-
-        Returns with at least one id left in the current tick's iterator, as far as
-        this thread can tell (the fast path of other threads may still drain it).
-        Called with the lock held.
-        """
+        """Make ``self._ids`` serve the current tick, waiting or raising as needed (called
+        with the lock held)."""
         if os.getpid() != self._pid:
             raise GeneratorForked(
                 f"This Snowflake generator (worker node {self.node}) was created in process "

@@ -233,7 +233,6 @@ class Layout:
             f"time {self.time_bits} ({unit}){nodes} | sequence {self.sequence_bits}{spread}{shard}"
         )
 
-    # ------------------------------------------------------------------ time
     def tick_at(self, moment: datetime) -> int:
         """The tick (time units since the epoch) that contains ``moment``."""
         if moment.tzinfo is None:
@@ -273,7 +272,6 @@ class Layout:
         """The largest id any worker can issue in the tick containing ``moment``."""
         return self.min_id_at(moment + timedelta(milliseconds=self.time_unit_ms)) - 1
 
-    # ----------------------------------------------------------------- nodes
     def node_value(self, worker: int | Mapping[str, int]) -> int:
         """The node field for a worker given as one integer or as its named parts."""
         if isinstance(worker, Mapping):
@@ -320,7 +318,6 @@ class Layout:
             node >>= part.bits
         return dict(reversed(parts.items()))
 
-    # ------------------------------------------------------ compose / decode
     def shard_of(self, value: int) -> int:
         """The shard part ``value`` (a user id, or an id of this layout) puts in an id."""
         return value & self.max_shard
@@ -339,11 +336,8 @@ class Layout:
         return self.base(tick, node) | (sequence << self.shard_bits) | shard
 
     def check_id(self, value: object) -> int:
-        """Return ``value`` as an int id of this layout, or raise :class:`InvalidId`.
-
-        Accepts ints and strings of ASCII digits only, read by :func:`parse_digits`
-        (no whitespace, no other scripts' digits, at most 19 digits).
-        """
+        """Return ``value`` (an int, or ASCII digits) as an int id of this layout, or raise
+        :class:`InvalidId`."""
         if isinstance(value, str):
             value = parse_digits(value, what="an id")
         if not _within(value, self.max_id):

@@ -1,20 +1,6 @@
-"""Order-number formats: ``yyMMddHHmmss`` + a per-second sequence + the user's shard.
-
-Two packings of the same three parts:
-
-- binary (default): ``(stem << (seq_bits + shard_bits)) | (seq << shard_bits) | shard``,
-  so ``number % 2**shard_bits == uid % 2**shard_bits``;
-- decimal: the digits read as the date, ``stem * 10**(seq_digits + shard_digits) +
-  seq * 10**shard_digits + shard``, so ``number % 10**shard_digits == uid % 10**shard_digits``.
-
-The stem is the 24-hour clock (``HH``, never ``hh``: 01:00 and 13:00 would collide) in
-one fixed zone. Stores keep the per-second state as a "local second": Unix seconds plus
-the zone's UTC offset, i.e. seconds since 1970-01-01 00:00 on that zone's wall clock. The
-stem is a pure function of it, and both grow together, so comparing (local second,
-sequence) pairs compares numbers.
-
-Pure Python: no Django, no I/O.
-"""
+"""Order-number formats: ``yyMMddHHmmss`` + a per-second sequence + the user's shard, packed
+in binary or decimal. Stores keep a "local second" (seconds since 1970 on the zone's wall
+clock): comparing (local second, sequence) pairs compares numbers."""
 
 from __future__ import annotations
 
@@ -156,7 +142,6 @@ class OrderNumberFormat:
                     f"integer before the end of {MUST_FIT_UNTIL_YEAR} ({largest} > {MAX_INT64})."
                 )
 
-    # ----------------------------------------------------------------- sizes
     @cached_property  # on the hot path of every number; the format never changes
     def max_sequence(self) -> int:
         """The per-second cap: sequences run from 1 to this."""
@@ -195,7 +180,6 @@ class OrderNumberFormat:
             f"digits + {self.shard_digits} shard digits{check}"
         )
 
-    # ------------------------------------------------------------ concealing
     @cached_property
     def cipher(self) -> SequenceCipher | None:
         """The permutation of each second's sequences, when the format conceals them."""
@@ -236,7 +220,6 @@ class OrderNumberFormat:
         high = low + self._stem_factor - 1
         return (low * 10, high * 10 + 9) if self.check_digit else (low, high)
 
-    # ------------------------------------------------------------------ time
     def local_second(self, moment: datetime) -> int:
         """Seconds since 1970-01-01 00:00 on the format's wall clock."""
         if moment.tzinfo is None:
@@ -266,7 +249,6 @@ class OrderNumberFormat:
             + wall.second
         )
 
-    # ------------------------------------------------------ compose / decode
     def shard_of_user(self, uid: int) -> int:
         """The shard value a user id puts in the low bits (digits) of its numbers."""
         return uid % self.shard_count
@@ -348,7 +330,6 @@ class OrderNumberFormat:
         if value < 1:
             return None
         value = self._check_range(value)
-        # With a check digit: every number of a larger body than the value's is larger.
         stem, sequence, _ = self._split_body(value // 10 if self.check_digit else value)
         if stem >= 991231235959 and (stem > 991231235959 or sequence >= self.max_sequence):
             raise InvalidId(
@@ -359,7 +340,6 @@ class OrderNumberFormat:
             return None
         second = (wall - _LOCAL_EPOCH) // timedelta(seconds=1)
         if self.stem_of_local_second(second) != stem or self.conceal:
-            # Not a date-time (past its floor), or a concealed second: past the whole second.
             return second, self.max_sequence
         return second, min(sequence, self.max_sequence)
 

@@ -1,19 +1,7 @@
-"""The per-stream state machine of order numbers, shared by every store.
-
-A stream's state is the position of its last issued number: ``(local_second, sequence)``
-(see :mod:`.order_format`). Reserving ``count`` numbers at wall-clock second ``now``:
-
-- a new second (``now > last second``) restarts the sequence at ``first_sequence``
-  (1, or 1 + a random offset so that numbers do not reveal the shop's volume);
-- the same second continues the sequence, up to the cap;
-- a clock behind the last second (rollback, or the repeated hour of a fall-back) keeps
-  issuing from the last second, as long as it is at most ``max_lead`` seconds ahead
-  of the clock; when that second is full it moves on to the next one within the same
-  bound. Beyond the bound nothing is issued.
-
-The Redis store runs the same steps in Lua (:mod:`django_snowid.orders.stores.redis`);
-the database store calls :func:`reserve` under a row lock.
-"""
+"""The per-stream state machine of order numbers, shared by every store (the Redis store
+runs the same steps in Lua). A state is ``(local_second, sequence)`` of the last number: a
+new second restarts the sequence, the same second continues it up to the cap, and a clock
+behind keeps issuing at most ``max_lead`` seconds ahead of it."""
 
 from __future__ import annotations
 
@@ -75,10 +63,8 @@ def reserve(
     first_sequence: int,
     max_lead: int,
 ) -> tuple[tuple[int, int], Outcome]:
-    """Return the new state and what was reserved (at most ``count`` numbers).
-
-    ``now`` is the local second, ``now_ms`` the milliseconds into it.
-    """
+    """The new state and what was reserved (at most ``count`` numbers) at local second
+    ``now``, ``now_ms`` into it."""
     second, sequence = last
     if now > second:
         second, sequence = now, first_sequence - 1
@@ -86,7 +72,6 @@ def reserve(
         return last, ClockBehind(second - now)
     if sequence >= cap:
         if now < second < now + max_lead:
-            # Behind the clock already: move on to the next second, still within the bound.
             second, sequence = second + 1, first_sequence - 1
         else:
             return last, SecondFull((second - now) * 1000 + (1000 - now_ms))
@@ -104,9 +89,8 @@ def reserve_block(
     first_sequence: int,
     max_lead: int,
 ) -> tuple[tuple[int, int], Block | Outcome]:
-    """:func:`reserve` of a block for one process: the same steps, but the store grants
-    what :func:`~.order_blocks.grant` allows of the rest of the second, and one number
-    alone in a second ahead of the clock. The block knows how long its second lasts."""
+    """:func:`reserve` of a block for one process: what :func:`~.order_blocks.grant` allows
+    of the rest of the second (one number in a second ahead of the clock)."""
     state, outcome = reserve(
         last, now, now_ms, cap=cap, count=1, first_sequence=first_sequence, max_lead=max_lead
     )
@@ -129,24 +113,10 @@ def resume(
 ) -> tuple[int, int]:
     """The state a stream's store must hold after a recovery (never lower than ``state``).
 
-    ``state`` is what the store holds (``None``: nothing), ``database`` the position of the
-    stream's largest number in the database, ``now`` the store's local second. A store
-    that holds nothing lost numbers; so may a store whose number met a conflict in the
-    database (``force``). Numbers reserved before the loss may still be on their way to
-    the database, at any position up to the store's current second (or up to the
-    database's largest, if that runs ahead): the stream resumes at the start of the
-    second after both, where no such reservation can be. It costs the rest of the current
-    second's numbers. A store at or above the database, not forced, is left alone; one
-    whose own state is behind it resumes as :func:`behind` says.
-
-    The Redis store also holds the stream there until its clock reaches that second
-    (:class:`Resuming`): numbers are then never issued ahead of its clock, so a state lost
-    again right after a recovery is still behind the clock of the next one.
-
-    An ``unverified`` state was written by another server than the store's (a replica
-    promoted by a failover, which may have lagged): numbers were issued past it, in its
-    own second too if the stream ran ahead of the clock. The stream resumes at the second
-    after the clock, the database's largest number and that state.
+    A lost, ``force``d or ``unverified`` state resumes at the second after the store's
+    clock, the database's largest number (and an unverified state), where no reservation
+    still on its way to the database can be. A state at or above the database is kept; one
+    behind it resumes as :func:`behind` says.
     """
     if state is not None and not (force or unverified) and (database is None or state >= database):
         return state
@@ -160,8 +130,6 @@ def resume(
 
 
 def behind(database: tuple[int, int], now: int, *, first_sequence: int) -> tuple[int, int]:
-    """Where a store whose own state is behind ``database`` resumes: another store issued
-    the stream since (a switch of store, processes with other settings). At the second
-    after the clock's, or right after the database's largest number when that is further
-    ahead: stores taking turns never push the stream a second further at each turn."""
+    """Where a store whose state is behind ``database`` resumes: the second after the
+    clock's, or right after the database's largest number when that is further ahead."""
     return max((now + 1, first_sequence - 1), database)

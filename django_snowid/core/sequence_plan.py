@@ -1,8 +1,5 @@
-"""Named sequences, the pure part: names, days, rates, step sizing and text templates.
-
-Nothing here talks to Redis or the database; the clock is always passed in, so tests can
-move time at will (a day boundary, five idle minutes).
-"""
+"""Named sequences, the pure part: names, days, rates, step sizing and text templates (the
+clock is always passed in)."""
 
 from __future__ import annotations
 
@@ -97,19 +94,13 @@ class Rates:
         return (current + previous * left) / WINDOW_S
 
     def estimate(self, now_s: int) -> float:
-        """The rate to plan for: the larger of the last second and the five-minute average.
-
-        The last second reacts to a peak at once; the average keeps a bursty sequence from
-        being judged idle between its bursts.
-        """
+        """The rate to plan for: the larger of the last second and the five-minute average."""
         return max(self.last_second_rate(now_s), self.average_rate(now_s))
 
 
 def plan_step(rate: float, *, min_step: int, max_step: int, need: int = 1) -> int:
-    """How far to raise a mark: ``TARGET_S`` seconds' worth at ``rate``, within the bounds.
-
-    Never less than ``need`` (the block a caller is waiting for).
-    """
+    """How far to raise a mark: ``TARGET_S`` seconds' worth at ``rate``, within the bounds,
+    never less than ``need``."""
     step = min(max(math.ceil(rate * TARGET_S), min_step), max_step)
     return max(step, need)
 

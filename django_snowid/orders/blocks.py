@@ -41,9 +41,7 @@ class BlockIssuer:
         self._next = 0  # the sequence of the block's next number
         self._end = 0  # one past the block's last sequence
         self._deadline = 0.0
-        # The highest position issued without a block: a block below it is not kept.
-        self._floor = (0, 0)
-        # Counts for metrics: numbers abandoned, blocks taken, numbers those blocks held.
+        self._floor = (0, 0)  # the highest position issued without a block
         self.abandoned = 0
         self.blocks = 0
         self.reserved = 0
@@ -79,8 +77,7 @@ class BlockIssuer:
         self.blocks += 1
         self.reserved += block.count
         if (block.local_second, block.first_sequence) < self._floor:
-            # Reserved before numbers another thread issued meanwhile: its first number
-            # answers this call, the rest would come after them.
+            # Reserved before numbers another thread issued meanwhile: only its first serves.
             self.abandoned += block.count - 1
             return block.local_second, block.first_sequence
         self._block = block

@@ -70,7 +70,6 @@ class OrderNumberField(IssuedField, models.BigIntegerField):
         self._issuer: StreamIssuer | None = None
         super().__init__(*args, shard_from=shard_from, **kwargs)
 
-    # -------------------------------------------------------------- format
     @property
     def format(self) -> OrderNumberFormat:
         fmt = self._format
@@ -90,7 +89,6 @@ class OrderNumberField(IssuedField, models.BigIntegerField):
         """The shard a number routes to (equal to the shard of its user)."""
         return self.format.split(number)[2]
 
-    # ------------------------------------------------------------ issuing
     def _user(self, instance: models.Model) -> int:
         """What the shard of ``instance``'s number comes from (0 without ``shard_from``)."""
         return 0 if self.shard_from is None else self.shard_source(instance)
@@ -110,7 +108,6 @@ class OrderNumberField(IssuedField, models.BigIntegerField):
 
     generate = new_number
 
-    # ----------------------------------------------------- typed numbers
     def check_typed(self, value: Any) -> None:
         """Raise :class:`InvalidId` for a number (int or digits) whose check digit fails;
         anything else (None, an expression, a number of a format without a check digit)
@@ -155,7 +152,6 @@ class OrderNumberField(IssuedField, models.BigIntegerField):
             kwargs["choices_form_class"] = choices_form_class
         return super().formfield(**kwargs)
 
-    # ----------------------------------------------------- model wiring
     def contribute_to_class(
         self, cls: type[models.Model], name: str, private_only: bool = False, **kwargs: Any
     ) -> None:
@@ -163,12 +159,10 @@ class OrderNumberField(IssuedField, models.BigIntegerField):
         if not cls._meta.abstract:
             install_insert_retry(cls, self)
 
-    # ------------------------------------------------------ migrations
     def generated_options(self) -> dict[str, Any]:
         options = {k: v for k, v in self.format_options.items() if v is not None}
         return options if self._stream is None else {"stream": self._stream, **options}
 
-    # ---------------------------------------------------------- checks
     def check_options(self) -> list[checks.CheckMessage]:
         return [*self.check_shard_from(), *self._check_format(), *self._check_shard_spread()]
 

@@ -29,8 +29,7 @@ from .stores import MISSING, ReserveArgs, get_store
 __all__ = ["StreamIssuer", "block_sizes", "fields_of_stream", "get_issuer"]
 
 DST_EXTRA_LEAD_S = 3600  # the repeated hour of a fall-back
-# A store flushed again and again (right between a recovery and the reservation after it)
-# gets this many recoveries in one call before the caller is told.
+# Recoveries in one call before the caller is told (a store flushed again and again).
 MAX_RECOVERIES = 5
 
 logger = logging.getLogger(__name__)
@@ -49,14 +48,12 @@ class StreamIssuer:
         self.format = fmt
         self._utc = fmt.zone == "UTC"
         self._stem_cache: tuple[int, int] = (-1, 0)
-        # Issuers are forgotten whenever a SNOWID_* setting changes, so the settings of
-        # the hot path can be read once here.
+        # Issuers are forgotten when a SNOWID_* setting changes: settings are read once here.
         self._store = get_store()
         self._cap = fmt.max_sequence
         self._shards = fmt.shard_count
         self._stem_factor = fmt._stem_factor
         self._seq_factor = fmt._seq_factor
-        # A concealed sequence or a check digit: each number is finished by the format.
         self._shown = fmt.shown_sequence if fmt.cipher is not None else None
         self._check = fmt.with_check_digit if fmt.check_digit else None
         self._random_start = int(conf.ORDER_RANDOM_START)
@@ -64,13 +61,9 @@ class StreamIssuer:
         self._max_lead = lead + DST_EXTRA_LEAD_S if conf.ORDER_ALLOW_DST else lead
         self._raise_when_full = conf.ORDER_WHEN_FULL == "raise"
         self._max_wait_s = conf.ORDER_MAX_WAIT_MS / 1000
-        # The arguments of a one-number reservation, when they never change.
         self._one = None if self._random_start or not self._utc else self._args(1)
-        # SNOWID_ORDER_BLOCK_MAX: this process's blocks of the stream (None: one a call).
         block_max = int(conf.ORDER_BLOCK_MAX)
         self._blocks = BlockIssuer(block_max) if block_max > 1 else None
-        # SNOWID_METRICS: count the numbers issued, and the fullest second (its largest
-        # sequence) since metrics last read it.
         self._metrics = bool(conf.METRICS)
         #: Waits for the next second (tests give the store's clock and this together).
         self.sleep = time.sleep
@@ -93,8 +86,7 @@ class StreamIssuer:
                     self._count(position[1], 1)
                 return self._compose(position[0], position[1], user % self._shards)
             # A store that holds no block now (a transaction): one number, as without blocks.
-        # The common case in one reservation and no list; anything else (a full second,
-        # recovery, errors) goes through next_numbers(), which nothing was issued for yet.
+        # The common case; anything else goes through next_numbers().
         try:
             outcome = self._store.reserve(self.stream, self._one or self._args(1))
         except OrderNumberUnavailable:
@@ -171,12 +163,8 @@ class StreamIssuer:
         return number if self._check is None else self._check(number)
 
     def next_numbers(self, users: Sequence[int]) -> list[int]:
-        """Numbers for the given users, reserved in as few round trips as possible.
-
-        One number: one round trip. A block (bulk_create) reserves up to the rest of the
-        current second in one round trip; the block's numbers increase, but numbers other
-        processes issue meanwhile may fall between them.
-        """
+        """Numbers for the given users, increasing, reserved in as few round trips as
+        possible (other processes' numbers may fall between them)."""
         numbers, last = self._next_numbers(users)
         if self._blocks is not None:
             # Nothing of a block reserved before these numbers may be issued after them.
@@ -207,7 +195,6 @@ class StreamIssuer:
                         for i in range(outcome.count)
                     )
                     continue
-                # The block's first number; each next one is one sequence step further.
                 first = self._compose(second, sequence, 0)
                 step = self._seq_factor
                 numbers.extend(first + i * step + shards[start + i] for i in range(outcome.count))
@@ -238,8 +225,7 @@ class StreamIssuer:
                     ),
                 )
             elif outcome is MISSING and recovered < MAX_RECOVERIES:
-                # Redis restarted, was flushed or failed over (or the stream is new):
-                # rebuild the state from the database before issuing anything.
+                # The store lost its state (or the stream is new): rebuild it first.
                 self.recover(lost=True)
                 recovered += 1
             else:
@@ -257,10 +243,8 @@ class StreamIssuer:
         return error
 
     def recover(self, *, force: bool = False, lost: bool = False) -> None:
-        """Recover the stream from the database; ``force``: after a number met a conflict
-        there (the store issued it again), resume past the store's clock in any case.
-        ``lost``: the store said it holds no verified state; the caller whose recovery
-        rebuilds it logs the loss (one line, however many callers found it)."""
+        """Recover the stream from the database; ``force``: resume past the store's clock in
+        any case; ``lost``: the store holds no verified state (logged once)."""
         if force and self._blocks is not None:
             self._blocks.drop()  # the store issued a number again: nothing held is trusted
         database, _ = database_position(fields_of_stream(self.stream), self.format)
@@ -282,9 +266,7 @@ class StreamIssuer:
                 self._store_name,
                 self.stream,
             )
-        # A state the store lost (or never had: a new stream) is rebuilt; one it holds but
-        # that another server wrote (a failover), that met a conflict or that another store
-        # overtook is re-synced.
+        # A lost or new state is rebuilt; a foreign, conflicting or overtaken one re-synced.
         kind = "recoveries" if before is None else "failover_resyncs"
         metrics.count(kind, "orders", self._store_name)
         logger.info(
@@ -373,15 +355,8 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def get_issuer(stream: str, fmt: OrderNumberFormat) -> StreamIssuer:
-    """This process's issuer of ``stream`` in ``fmt``, made on first use.
-
-    Before the process issues its first number of the stream, the store's state is
-    checked against the database (:meth:`StreamIssuer.recover`: one ``max()`` a column
-    and one call to the store): a state that the store kept from before another store
-    issued the stream (another Redis server, another key prefix, the other backend)
-    resumes past the database's largest number and the store's clock, instead of
-    continuing from where that store left it, below numbers the other one issued.
-    """
+    """This process's issuer of ``stream`` in ``fmt``, made (and recovered against the
+    database) on first use."""
     issuer = _issuers.get((stream, fmt))
     if issuer is None:
         with _lock:

@@ -1,8 +1,5 @@
-"""Recovering a stream: its store resumes past the largest number in the database.
-
-The caller gives the fields of the stream (the issuer, or ``snowid_recover``, asks
-:mod:`django_snowid.inventory` for them); this module never looks for fields itself.
-"""
+"""Recovering a stream: its store resumes past the largest number in the database of the
+fields the caller gives."""
 
 from __future__ import annotations
 
@@ -40,12 +37,8 @@ def databases_for(model: type[models.Model]) -> list[str]:
 def database_position(
     fields: Sequence[Any], fmt: OrderNumberFormat, *, using: str | None = None
 ) -> tuple[Position | None, list[tuple[Any, int | None]]]:
-    """The position of the largest number of ``fields`` (one stream's) in the database,
-    and the largest number of each field.
-
-    ``max()`` over the UNIQUE column is one index lookup per field and database: every
-    database that can hold the field's rows (:func:`databases_for`), or ``using`` alone.
-    """
+    """The position of the largest number of ``fields`` (one stream's) in every database
+    that can hold them (or ``using``), and the largest number of each field."""
     best: Position | None = None
     maxima: list[tuple[Any, int | None]] = []
     for field in fields:
@@ -61,11 +54,8 @@ def database_position(
 
 
 def _last_position(field: Any, fmt: OrderNumberFormat, largest: int, db: str) -> Position:
-    """The last position issued in the column, whose largest number is ``largest``.
-
-    A concealed number's sequence says nothing about its place in its second: every number
-    of that (newest) second is read, at most one second's capacity of rows by a range on
-    the UNIQUE column, and the largest true position among them wins."""
+    """The last position issued in the column, whose largest number is ``largest`` (for a
+    concealed format, the largest true position of that second's rows)."""
     position = fmt.position(largest)
     if fmt.cipher is None:
         return position
@@ -108,14 +98,7 @@ def resume_past(
     dry_run: bool = False,
 ) -> tuple[Position | None, Position]:
     """Resume the store's state of ``stream`` past ``position``, the database's largest
-    number (:func:`database_position`).
-
-    A store that holds nothing or less than the database (or any store, ``force``; or, in
-    Redis, a state another server wrote) resumes at the second after both the database's
-    largest number and the store's clock, past every number that may still be in flight.
-    Returns (before, after); ``dry_run`` returns what a recovery would do and changes
-    nothing.
-    """
+    number; returns (before, after), and ``dry_run`` changes nothing."""
     args = RecoverArgs(
         offset=fmt.utc_offset_at(time.time()),
         first_sequence=first_sequence,

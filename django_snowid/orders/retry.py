@@ -1,34 +1,7 @@
-"""The INSERT of a row with order numbers, retried when the database refuses it.
-
-The database is the last line of defence for order numbers: if an INSERT fails on the
-UNIQUE constraint of an order-number column (a store that lost acknowledged writes, say
-after a Redis failover), the stream recovers, new numbers are drawn and the INSERT runs
-again inside a savepoint, ``SNOWID_ORDER_INSERT_RETRIES`` times at most. A deadlock or a
-serialization failure in a transaction of its own is tried again too.
-
-Why ``Model._do_insert``, a private method (stable since Django 1.x, absent from the type
-stubs): the retry must wrap the INSERT of the row and nothing else. Django offers no
-public hook there.
-
-- ``Field.pre_save()`` and the ``pre_save`` signal run before the INSERT and never see
-  its failure.
-- Wrapping ``Model.save()`` (or ``save_base()``) would run the model's own ``save()``
-  override, its ``pre_save`` receivers and, for multi-table inheritance, the parents'
-  INSERTs again on each try: side effects the caller did not ask for twice.
-- ``connection.execute_wrapper()`` sees the SQL and its parameters but not the instance
-  whose attribute holds the number, and must be entered around each query by the caller.
-- A manager or QuerySet of ours would reach ``save()`` only through ``create()``, and
-  its ``_insert()`` is private too.
-
-So each concrete model with an order-number field gets its ``_do_insert`` wrapped once,
-when the field is added to it (:func:`django_snowid.db.private.wrap_insert`); tables
-without order numbers (a multi-table parent or child) go straight to Django's. In
-autocommit a failed INSERT leaves nothing behind, so no savepoint (and no extra round
-trip) is needed there; in any transaction, ``atomic()`` or autocommit turned off by
-hand, the INSERT runs in a savepoint, which PostgreSQL needs to go on after a failure.
-The wrapper costs a comparison and an autocommit test a save (``bench_orders.py``
-measured no difference without it, when it read ``in_atomic_block`` instead).
-"""
+"""The INSERT of a row with order numbers, retried when it fails on an order number's
+UNIQUE constraint (new numbers, in a savepoint inside a transaction) or on contention in
+a transaction of its own. Each concrete model with an order-number field gets its
+``_do_insert`` wrapped once (docs "Orders" says why that private method)."""
 
 from __future__ import annotations
 
@@ -112,13 +85,8 @@ def install_insert_retry(model: type[models.Model], field: OrderField) -> None:
 def conflicting_fields(
     exc: IntegrityError, using: str, fields: Sequence[OrderField]
 ) -> list[OrderField]:
-    """Which of ``fields`` the failed INSERT hit the UNIQUE constraint of.
-
-    Told by the error itself (the constraint PostgreSQL names, the key MySQL/MariaDB
-    names, the column SQLite names), never by a read of the table: under REPEATABLE
-    READ or SERIALIZABLE a read sees the transaction's snapshot, which may not hold the
-    row the INSERT ran into.
-    """
+    """Which of ``fields`` the failed INSERT hit the UNIQUE constraint of, told by the
+    error itself (never by a read a snapshot could fool)."""
     connection = connections[using]
     cause = exc.__cause__ or exc
     text = str(exc)
@@ -152,14 +120,8 @@ def _unique_constraints(using: str, table: str, column: str) -> frozenset[str]:
 
 
 def retry_or_raise(exc: Exception, using: str, fields: Sequence[OrderField]) -> list[OrderField]:
-    """The order fields to draw again after ``exc``, or raise: the retry decision of
-    ``save()`` and ``bulk_create()`` alike.
-
-    A UNIQUE conflict on an order number means the store issued it again (it lost
-    acknowledged writes): the stream recovers from the database, past everything in
-    flight, before it draws again. A deadlock or serialization failure in a transaction
-    of its own is tried again; inside the caller's it becomes ours, nothing written.
-    """
+    """The order fields to draw again after ``exc`` (the stream recovered first), or raise:
+    the retry decision of ``save()`` and ``bulk_create()`` alike."""
     if isinstance(exc, IntegrityError):
         hit = conflicting_fields(exc, using, fields)
         if not hit:

@@ -1,11 +1,5 @@
-"""Named sequences: customer, invoice and coupon numbers that go up by one; an app of its
-own, ``django_snowid.sequences`` in ``INSTALLED_APPS``.
-
-``next_value(name)`` / ``next_values(name, count)``, ``last_value(name)``,
-``delete(name)``, ``Sequence(name)``; declarations in
-``SNOWID_SEQUENCES``; the store in ``SNOWID_SEQUENCE_BACKEND``. See the docs pages
-"Named sequences" (docs/sequences.rst) and "Coming from django-sequences".
-"""
+"""Named sequences: customer, invoice and coupon numbers that go up by one (docs "Named
+sequences")."""
 
 from __future__ import annotations
 

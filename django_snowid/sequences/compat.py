@@ -1,20 +1,7 @@
-"""django-sequences' API on our sequence table: replace ``from sequences import ...`` with
-``from django_snowid.sequences.compat import ...`` and nothing else changes.
-
-Same names, signatures, defaults and return values as django-sequences 3.x. Values always
-come from the database store, in the caller's connection and transaction, whatever
-``SNOWID_SEQUENCE_BACKEND`` says (django-sequences' guarantee: a value drawn in a
-transaction that rolls back is issued again, and a second transaction drawing the same
-sequence waits for the first). Declarations in ``SNOWID_SEQUENCES`` do not apply here:
-``initial_value`` is, as in django-sequences, the first value of a new sequence only.
-
-The values live in our mark table (``snowid_sequences_sequencemark``), so a sequence drawn
-here and through :mod:`django_snowid.sequences` under the same name is one sequence.
-
-Every input that django-sequences' table refuses (its ``last >= 0`` check and its
-100-character names), and every input that would move a sequence back (a negative
-batch), raises :class:`~django_snowid.exceptions.InvalidSequence` (a ``ValueError``)
-before anything is written.
+"""django-sequences' API (3.x) on our mark table: replace ``from sequences import ...`` with
+``from django_snowid.sequences.compat import ...`` and nothing else changes. Values always
+come from the database store, in the caller's transaction; what django-sequences' table
+refuses raises :class:`~django_snowid.exceptions.InvalidSequence` before anything is written.
 """
 
 from __future__ import annotations

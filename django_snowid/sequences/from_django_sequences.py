@@ -1,12 +1,6 @@
-"""Carry django-sequences' values over: every row of its table (``sequences_sequence``:
-``name``, ``last``) makes our sequence of that name continue above ``last``.
-
-All or nothing: every row is checked before anything is written (a name our table cannot
-hold, a value below 0, a name declared daily), and the rows are read under lock. Idempotent:
-a mark already at or above ``last`` is left as it is. The import records what it found
-(:class:`~django_snowid.sequences.models.DjangoSequencesImport`); any change to that table
-afterwards means old code still draws from it (:func:`changes_since_import`).
-"""
+"""Carry django-sequences' values over: every row of its table makes our sequence of that
+name continue above ``last``; all or nothing, idempotent, recorded for
+:func:`changes_since_import`."""
 
 from __future__ import annotations
 
@@ -105,8 +99,7 @@ def carry_over(using: str | None = None, table: str = TABLE) -> list[Carried]:
             "django-sequences' table (name, last). Nothing was imported."
         )
     store = get_store()
-    # SQLite has one writer: a store that raises its marks on a connection of its own
-    # (Redis) would wait for this transaction's lock. Its rows are checked first all the same.
+    # SQLite has one writer: a store raising marks on its own connection would wait here.
     one_writer = connection.vendor == "sqlite" and store.raises_ahead
     with nullcontext() if one_writer else transaction.atomic(using=alias):
         rows = _rows(connection, table, lock=True)

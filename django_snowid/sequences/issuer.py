@@ -31,8 +31,7 @@ class Tally:
         self.issued = 0
 
 
-# One tally per (sequence label, store); kept across settings changes (a counter never
-# goes back), and few: names made up at run time share the label "undeclared".
+# One tally per (sequence label, store), kept across settings changes: a counter never goes back.
 _tallies: dict[tuple[str, str], Tally] = {}
 
 
@@ -52,8 +51,7 @@ def _after_fork_in_child() -> None:
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
-# name -> (store, spec, tally or None): a value costs no settings lookup. Emptied when a
-# setting changes. No tally: SNOWID_METRICS is off.
+# name -> (store, spec, tally or None); emptied when a setting changes.
 _resolved: dict[str, tuple[Any, SequenceSpec, Tally | None]] = {}
 
 

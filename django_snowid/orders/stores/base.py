@@ -63,19 +63,14 @@ class OrderStore(Protocol):
         ...
 
     def reserve_block(self, stream: str, args: ReserveArgs) -> Block | Outcome | Missing:
-        """Reserve a block of at most ``args.wanted`` numbers of the current second for
-        this process, in one call (``core.order_stream.reserve_block``). The store's
-        state moves past the whole block at once, so a recovery is past every number
-        of it, used or not. A block the caller's transaction could undo is one number."""
+        """Reserve a block of at most ``args.wanted`` numbers of the current second for this
+        process; the state moves past the whole block at once."""
         ...
 
     def recover(
         self, stream: str, database: Position | None, args: RecoverArgs
     ) -> tuple[Position | None, Position]:
-        """Apply ``core.order_stream.resume`` atomically, on the store's own clock.
-
-        Returns (state before, state after).
-        """
+        """Apply ``core.order_stream.resume`` atomically; returns (before, after)."""
         ...
 
     def read(self, stream: str) -> Position | None: ...

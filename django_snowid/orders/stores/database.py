@@ -25,17 +25,8 @@ _OWN_TRANSACTION_TRIES: Final = 30
 
 
 def _claim_sql(connection: Any, *, continuing: bool) -> str:
-    """The statement of a reservation: ``core.order_stream.reserve`` on the row, one UPDATE.
-
-    It writes when ``reserve`` grants the whole block on the clock's second (a new second:
-    the sequence restarts; a CASE on the row's second) or on the row's (the same second,
-    or a clock behind it within the lead: the sequence continues). Anything else (a full
-    second, a clock too far behind, the rest of a second for a block, no row) changes
-    nothing, and the caller decides under the row lock. ``continuing``: the continuing
-    half alone, without the CASE, for a row known not to be in an earlier second (less
-    for the server to parse and plan). The row's new position comes back as one integer,
-    ``second * (cap + 1) + sequence``.
-    """
+    """One UPDATE that runs ``core.order_stream.reserve`` on the row when it grants the whole
+    block, returning ``second * (cap + 1) + sequence``; ``continuing``: without the restart."""
     qn = connection.ops.quote_name
     table = qn(apps.get_model("django_snowid", "OrderStreamState")._meta.db_table)
     name, second, sequence = qn("name"), qn("second"), qn("sequence")
@@ -50,8 +41,7 @@ def _claim_sql(connection: Any, *, continuing: bool) -> str:
         )
         where = f"{second} < %(restart_below)s OR ({continues})"
     if connection.vendor == "mysql":
-        # Assignments run left to right: the sequence first, from the row's second; then
-        # the second, which packs the new position.
+        # Assignments run left to right: the sequence first, then the second.
         packed = returned(connection, f"{next_second} * %(m)s + {sequence}")
         assign = f"{sequence} = {next_sequence}, {second} = {packed} DIV %(m)s"
     else:  # PostgreSQL, SQLite: every assignment reads the row as it was
@@ -81,23 +71,14 @@ def claim(
     continuing: bool = False,
     share: int = 1,
 ) -> Reserved | None:
-    """Reserve ``args.wanted`` numbers of ``stream`` at local second ``now`` in one
-    statement, atomic on its own, in whatever transaction ``connection`` is in.
-
-    ``None``: the statement changed nothing; :func:`core.order_stream.reserve` on the row
-    would not grant the whole block there (or there is no row). ``continuing`` (the row
-    is known not to be in an earlier second): the statement without the restart, which
-    changes nothing on a row of an earlier second. ``share``: the block is granted only
-    where at least ``share`` times as many numbers are left in the second.
-    """
+    """Reserve ``args.wanted`` numbers of ``stream`` at second ``now`` in one statement;
+    ``None`` if it changed nothing."""
     cap, count = args.cap, args.wanted
     fresh = args.first_sequence - 1 + count  # the sequence after a new second's block
     needed = count * share  # the room a block needs left in its second
     params = {
         "name": stream,
         "now": now,
-        # A row of an earlier second restarts the sequence, unless the block is larger than
-        # a new second holds (no second is below 0).
         "restart_below": now if args.first_sequence - 1 + needed <= cap else 0,
         "fresh": fresh,
         "count": count,
@@ -117,24 +98,8 @@ def claim(
 
 
 class DatabaseOrderStore:
-    """The state of every stream in a table of this app, one row per stream.
-
-    A reservation is one statement (:func:`claim`): an ``UPDATE`` that runs
-    ``core.order_stream.reserve`` on the row and hands back the new position (``RETURNING``;
-    ``LAST_INSERT_ID(expr)`` on MariaDB/MySQL); after a number of the same second, the
-    same without the restart of a new second. An UPDATE always decides on the current
-    row, never on a transaction's snapshot (REPEATABLE READ, SERIALIZABLE); inside the
-    caller's transaction the row stays locked until it ends (with ATOMIC_REQUESTS,
-    requests that issue numbers of one stream run one after the other). When the
-    statement grants nothing (a full second, a clock too far behind, a block that gets
-    only the rest of a second, no row), the store takes the row lock with a locking read
-    (``SELECT ... FOR UPDATE``) and calls ``core.order_stream.reserve`` on what it read. A row is
-    created or recovered by one statement (an upsert), which cannot deadlock with
-    another one creating it.
-
-    Deadlocks, lock timeouts and serialization failures are retried when the store runs
-    its own transaction; inside the caller's they raise :class:`OrderTransactionConflict`.
-    """
+    """The state of every stream in a table of this app, one row per stream; a reservation
+    is one UPDATE, else a locking read decides."""
 
     name = "database"
     needs = Needs(tables=("django_snowid.OrderStreamState",))
@@ -143,7 +108,6 @@ class DatabaseOrderStore:
         self.using = using
         self.clock = clock  # tests set the time
         self._model_class: Any = None
-        # The second of this store's last number of each stream, a hint (see _reserve).
         self._seconds: dict[str, int] = {}
 
     def describe(self) -> str:
@@ -153,8 +117,7 @@ class DatabaseOrderStore:
         pass
 
     def _model(self) -> Any:
-        # Through the app registry, on first use: this module is imported while the models
-        # load (the fields import it), before django_snowid.models can be.
+        # Through the app registry: this module is imported while the models load.
         if self._model_class is None:
             self._model_class = apps.get_model("django_snowid", "OrderStreamState")
         return self._model_class
@@ -182,15 +145,13 @@ class DatabaseOrderStore:
                         f"The database {db!r} is unreachable for order numbers: "
                         f"{str(exc).rstrip('.')}. No order number was issued."
                     ) from exc
-                # In the caller's transaction (atomic(), or autocommit off): it is the
-                # caller's to run again.
+                # In the caller's transaction: the caller's to run again.
                 if not transaction.get_autocommit(db) or attempt == _OWN_TRANSACTION_TRIES - 1:
                     raise OrderTransactionConflict(
                         f"The database {db!r} reported a deadlock, a lock timeout or a "
                         f"serialization failure on the order-number state: {exc}. Nothing "
                         "was issued; roll back and run the transaction again."
                     ) from exc
-                # Let the winner finish: a growing, jittered pause (at most about 75 ms).
                 time.sleep(min(0.05, 0.001 * 2**attempt) * random.uniform(0.5, 1.5))
         raise AssertionError("unreachable")  # the loop returns or raises
 
@@ -198,8 +159,7 @@ class DatabaseOrderStore:
         return self._run(self._reserve, stream, args)
 
     def holds_blocks(self) -> bool:
-        # Inside the caller's transaction a rollback would undo the block's UPDATE while
-        # the process still hands its numbers out.
+        # A caller's rollback would undo a block this process still hands out.
         try:
             return transaction.get_autocommit(self._db())
         except DatabaseError:
@@ -212,16 +172,14 @@ class DatabaseOrderStore:
         self, connection: Any, stream: str, args: ReserveArgs
     ) -> Block | Outcome | Missing:
         if args.wanted > 1 and not transaction.get_autocommit(connection.alias):
-            # The caller's transaction could roll the block back while this process
-            # still hands its numbers out: one number, as reserve() does.
+            # In the caller's transaction: one number, as reserve() does.
             args = args._replace(wanted=1)
         now_float = self.clock()
         now = int(now_float) + args.offset
         now_ms = int(now_float % 1 * 1000)
         continuing = self._seconds.get(stream, -1) >= now
         if args.wanted > 1:
-            # One UPDATE: the whole block, on the clock's second, where it takes at most
-            # one BLOCK_SHARE-th of the rest of the second; else the locked path decides.
+            # One UPDATE for the whole block; else the locked path decides.
             block_args = args._replace(max_lead=0)
             reserved = claim(
                 connection, stream, now, block_args, continuing=continuing, share=BLOCK_SHARE
@@ -272,8 +230,7 @@ class DatabaseOrderStore:
             "VALUES (%(name)s, %(second)s, %(sequence)s)"
         )
         if connection.vendor == "mysql":
-            # Assignments run left to right: the condition is kept in a variable before
-            # the first one changes what it reads.
+            # Assignments run left to right: the condition is kept before they change it.
             upsert = (
                 f"{insert} ON DUPLICATE KEY UPDATE "
                 f"{sequence} = IF(@snowid_lower := {lower}, %(moved_sequence)s, {sequence}), "
@@ -297,10 +254,8 @@ class DatabaseOrderStore:
 
     def _reserve(self, connection: Any, stream: str, args: ReserveArgs) -> Outcome | Missing:
         now = int(self.clock()) + args.offset
-        # After a number of this second (or a later one) the row is not in an earlier
-        # second: the statement without the restart will do, and costs less (measured in
-        # bench_sequences.py). Should the row be there after all (a transaction rolled
-        # back), that statement changes nothing and the locked path below decides.
+        # After a number of this second the statement without the restart will do; if it
+        # changes nothing, the locked path below decides.
         continuing = self._seconds.get(stream, -1) >= now
         reserved = claim(connection, stream, now, args, continuing=continuing)
         if reserved is not None:
@@ -334,12 +289,10 @@ class DatabaseOrderStore:
     def _upsert(
         self, connection: Any, stream: str, below: Position, target: Position, moved: Position
     ) -> tuple[Position | None, Position]:
-        """Create the row at ``target``, or move it to ``moved`` if it is below ``below``:
-        one statement, which creates the row or waits for whoever is creating it."""
+        """Create the row at ``target``, or move it to ``moved`` if below ``below``."""
         sql = built(connection, "order-store", self._sql)
         with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-            # "Before" is for reports only: a plain read, because a locking read of a
-            # missing row takes a gap lock in InnoDB, and two such upserts deadlock.
+            # A plain read: a locking read of a missing row would deadlock two upserts.
             cursor.execute(sql["select"], [stream])
             row = cursor.fetchone()
             params = {
@@ -368,8 +321,7 @@ class DatabaseOrderStore:
                 return before, resume(before, database, now, first_sequence=fs, force=force)
             fs = args.first_sequence
             target = resume(None, database, now, first_sequence=fs)
-            # resume() in one statement: a missing row is created at the target; a row below
-            # the database moves past it as behind() says (forced: below the target, to it).
+            # resume() in one statement: create at the target, or move a row below it.
             if args.force or database is None:
                 below, moved = (target if args.force else (0, 0)), target
             else:

@@ -1,12 +1,6 @@
-"""The Redis order store: each stream's state in a hash, changed by one Lua script each.
-
-The scripts run through :class:`~django_snowid.stores.redis_scripts.RedisScript` (by SHA, loaded
-again after a Redis restart) with ``server_id=True``: a stream's hash keeps the ``run_id``
-of the server that wrote it, and a state another server wrote (a replica promoted by a
-failover, which may have lagged; a restarted server; a migrated slot) is re-synced from
-the database before anything is issued from it. This module is imported only when
-``SNOWID_ORDER_BACKEND = "redis"``: a project on the database store never imports ``redis``.
-"""
+"""The Redis order store: each stream's state in a hash, changed by one Lua script each; a
+state another server wrote (its ``run_id``) is re-synced from the database before use.
+Imported only when this store is configured."""
 
 from __future__ import annotations
 
@@ -43,19 +37,10 @@ def get_client() -> Any:
         raise OrderNumberError(str(exc)) from None
 
 
-# Reserve numbers of one stream; the same steps as core.order_stream.reserve().
-# KEYS[1]: the stream's state, a hash: sec, seq (local second and sequence of its last
-#   number), hold (see RECOVER), rid (the run_id of the server that wrote the state)
-# ARGV[1]: the zone's UTC offset in seconds (local second = Unix second from TIME + offset)
-# ARGV[2]: the cap (largest sequence of a second)   ARGV[3]: how many numbers
-# ARGV[4]: first sequence of a new second            ARGV[5]: max seconds ahead of the clock
-# ARGV[6], ARGV[7] (optional): the clock, Unix seconds and microseconds; default: TIME.
-# Last ARGV: the run_id of this server (added by the script runner).
-# Returns {1, second, first_sequence, count}: reserved; {2, wait_ms}: the second is full;
-# {3, seconds_behind}: the clock is too far behind; {4}: no state; {5}: the state is garbage;
-# {6, wait_ms}: the stream was recovered and resumes when the clock reaches its second;
-# {7}: another server wrote the state (a replica promoted by a failover, which may have
-# lagged; a restart; a migrated slot): unverified, nothing reserved.
+# core.order_stream.reserve() on hash KEYS[1] (sec, seq, hold, rid). ARGV: UTC offset, cap,
+# count, first sequence, max lead, [clock s, us], run_id. Returns {1, second, first, count};
+# {2, wait_ms}: full; {3, behind}; {4}: no state; {5}: garbage; {6, wait_ms}: held after a
+# recovery; {7}: another server wrote the state, nothing reserved.
 RESERVE: Final = RedisScript(
     """
 local state = redis.call('HMGET', KEYS[1], 'sec', 'seq', 'hold', 'rid')
@@ -92,12 +77,8 @@ return {1, second, sequence + 1, granted}
     server_id=True,
 )
 
-# Reserve a block of one stream for one process: RESERVE's steps, the same keys and
-# arguments, ARGV[3] the block's wished size; the same steps as
-# core.order_stream.reserve_block(). A block of the clock's second gets at most one
-# BLOCK_SHARE-th of the rest of the second (at least 1); one ahead of the clock, 1 number.
-# Returns {1, second, first_sequence, count, ms_left}: reserved, usable for ms_left
-# milliseconds (the rest of its second on this clock); anything else as RESERVE.
+# core.order_stream.reserve_block(), RESERVE's keys and arguments (ARGV[3]: the wished
+# size). Returns {1, second, first, count, ms_left}; anything else as RESERVE.
 RESERVE_BLOCK: Final = RedisScript(
     """
 local state = redis.call('HMGET', KEYS[1], 'sec', 'seq', 'hold', 'rid')
@@ -137,22 +118,10 @@ return {1, second, sequence + 1, granted, (second - now) * 1000 + (1000 - now_ms
     server_id=True,
 )
 
-# Recover a stream: the same steps as core.order_stream.resume(), on the clock of Redis
-# (a state of its own behind the database: core.order_stream.behind()).
-# A stream that resumes at the second after the clock's is held there (field "hold")
-# until the clock reaches it: numbers are then never issued ahead of the clock, so the
-# clock of a later recovery is past every number of a state lost meanwhile. A state
-# another server wrote (its rid is not this server's) is unverified: the stream resumes
-# past it too. Every state written is stamped with this server's rid.
-# KEYS[1]: the stream's state hash
-# ARGV[1]: 1 if the database holds a number of the stream, else 0
-# ARGV[2], ARGV[3]: local second and sequence of the database's largest number
-# ARGV[4]: the zone's UTC offset in seconds   ARGV[5]: first sequence   ARGV[6]: force (0/1)
-# ARGV[7]: 1 for a dry run (decide and answer, write nothing), else 0
-# ARGV[8] (optional): the clock, Unix seconds; default: TIME.
-# Last ARGV: the run_id of this server (added by the script runner).
-# Returns {had_state (0/1), before_second, before_sequence, after_second, after_sequence};
-# {-1}: the state is garbage (a second that is not an integer, or no sequence), left as is.
+# core.order_stream.resume() on hash KEYS[1], on Redis's clock; a resumed stream is held
+# ("hold") until the clock reaches its second. ARGV: database has a number (0/1), its
+# second, sequence, UTC offset, first sequence, force, dry run, [clock], run_id.
+# Returns {had_state, before_second, before_sequence, after_second, after_sequence}; {-1}.
 RECOVER: Final = RedisScript(
     """
 local state = redis.call('HMGET', KEYS[1], 'sec', 'seq', 'rid')
@@ -201,8 +170,7 @@ def reserve_outcome(reply: list[int]) -> Outcome | Missing | None:
     if status == 3:
         return ClockBehind(reply[1])
     if status in (4, 7):
-        # No state, or one another server wrote: the issuer recovers the stream first
-        # (RECOVER re-syncs an unverified state from the database, past the state itself).
+        # No state, or one another server wrote: the issuer recovers the stream first.
         return MISSING
     if status == 6:
         return Resuming(reply[1])
@@ -256,7 +224,6 @@ class RedisOrderStore:
     def key(self, stream: str) -> str:
         key = self._keys.get(stream)
         if key is None:
-            # The whole key is its hash tag: Redis Cluster keeps a stream on one slot.
             key = self._keys[stream] = f"{{{self.prefix}:order:{stream}}}"
         return key
 

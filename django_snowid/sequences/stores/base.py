@@ -1,8 +1,4 @@
-"""What both sequence stores share: their clock, and the name a value is stored under.
-
-Both stores take the clock as an argument (``time.time`` by default), so tests can cross
-a day boundary or let five minutes pass without waiting.
-"""
+"""What both sequence stores share: their clock, and the name a value is stored under."""
 
 from __future__ import annotations
 

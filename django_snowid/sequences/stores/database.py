@@ -1,14 +1,6 @@
-"""The database sequence store, and the marks both stores keep in the database: one
-atomic statement raises a mark and returns it.
-
-PostgreSQL and SQLite: ``INSERT ... ON CONFLICT DO UPDATE ... RETURNING``; MariaDB/MySQL:
-``INSERT ... ON DUPLICATE KEY UPDATE value = LAST_INSERT_ID(...)`` (see
-:mod:`django_snowid.db.returning`).
-
-``SequenceMark`` is imported where it is used: this module is imported with
-``django_snowid.sequences``, which a project's models may import before the app registry
-is ready, and a model class cannot be defined before then.
-"""
+"""The database sequence store, and the marks both stores keep in the database (one
+atomic upsert raises a mark and returns it). ``SequenceMark`` is imported where it is
+used: this module may be imported before the app registry is ready."""
 
 from __future__ import annotations
 
@@ -67,12 +59,8 @@ def _statement(connection: Any) -> str:
 
 
 def advance(connection: Any, name: str, *, floor: int, by: int, first: int | None = None) -> int:
-    """Raise mark ``name`` to ``max(mark, floor) + by`` (a new mark: ``first``, by default
-    ``floor + by``).
-
-    One statement, atomic on its own; returns the new mark. Runs in whatever transaction
-    ``connection`` is in: the caller decides whether it commits with its own work.
-    """
+    """Raise mark ``name`` to ``max(mark, floor) + by`` (new: ``first``) in one statement, in
+    ``connection``'s transaction; returns the new mark."""
     sql = built(connection, "sequence-advance", _statement)
     mark = execute(connection, sql, [name, floor + by if first is None else first, floor, by])
     assert mark is not None  # an upsert always writes its row
@@ -80,21 +68,14 @@ def advance(connection: Any, name: str, *, floor: int, by: int, first: int | Non
 
 
 def _lock_nowait(connection: Any, name: str) -> None:
-    """Take the sequence's lock now, or raise :class:`SequenceLocked` at once.
-
-    PostgreSQL, MariaDB/MySQL: ``SELECT ... FOR UPDATE NOWAIT`` on its row (a sequence
-    that has no row yet has nothing to lock: the upsert after this waits for a transaction
-    that is creating it). SQLite locks the whole database for a writer: a no-op UPDATE
-    with the busy timeout set to 0 takes the write lock, or fails at once if another
-    connection holds it, whichever sequence (or table) that connection wrote.
-    """
+    """Take the sequence's lock now, or raise :class:`SequenceLocked` at once (SQLite: the
+    database's write lock)."""
     from ..models import SequenceMark
 
     qn = connection.ops.quote_name
     table = qn(SequenceMark._meta.db_table)
     where = f"WHERE {qn('name')} = %s"
     try:
-        # A savepoint: the caller's transaction survives the refusal.
         with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
             if connection.vendor != "sqlite":
                 cursor.execute(f"SELECT 1 FROM {table} {where} FOR UPDATE NOWAIT", [name])
@@ -118,12 +99,8 @@ def _lock_nowait(connection: Any, name: str) -> None:
 
 
 def draw(connection: Any, spec: SequenceSpec, name: str, count: int, *, nowait: bool) -> range:
-    """``count`` values of ``spec`` stored under ``name``, in the caller's transaction:
-    the increment, the cycle and ``nowait`` of the general case (one value at a time
-    when the sequence cycles).
-
-    Errors of the database are left as they are (the callers decide what they mean).
-    """
+    """``count`` values of ``spec`` stored under ``name``, in the caller's transaction; the
+    database's errors are left as they are."""
     step, reset = spec.step, spec.reset
     floor = spec.start - step if spec.lift else NO_FLOOR
     first = spec.start + (count - 1) * step  # a new sequence's last value of this block
@@ -140,13 +117,11 @@ def draw(connection: Any, spec: SequenceSpec, name: str, count: int, *, nowait: 
             if nowait:
                 _lock_nowait(connection, name)
         except SequenceLocked as exc:
-            # Raised outside the block: through it, the caller's transaction would be
-            # marked for rollback.
+            # Raised outside the block, which would mark the caller's transaction for rollback.
             locked = exc
         else:
             last = advance(connection, name, floor=floor, by=count * step, first=first)
             if reset is not None and last >= reset:
-                # The row is locked (by the upsert) until this transaction ends.
                 _set_mark(connection, name, spec.start)
                 last = spec.start
     if locked is not None:
@@ -175,8 +150,7 @@ def _select(connection: Any) -> str:
 
 
 def read_mark(connection: Any, name: str) -> int | None:
-    """The mark (the database store's last value) of one stored name, read on
-    ``connection``; ``None`` if there is none."""
+    """The mark of one stored name; ``None`` if there is none."""
     cursor = kept_cursor(connection)
     cursor.execute(built(connection, "sequence-read", _select), [name])
     rows = cursor.fetchall()  # to the end: SQLite ends the statement (and its read lock)
@@ -184,8 +158,7 @@ def read_mark(connection: Any, name: str) -> int | None:
 
 
 def delete_mark(connection: Any, name: str) -> bool:
-    """Delete one stored name's mark, in whatever transaction ``connection`` is in; True if
-    there was one."""
+    """Delete one stored name's mark; True if there was one."""
     from ..models import SequenceMark
 
     qn = connection.ops.quote_name
@@ -197,13 +170,8 @@ def delete_mark(connection: Any, name: str) -> bool:
 
 
 def mark_connection(using: str | None) -> Any:
-    """This thread's own connection to the marks' database, outside every transaction of
-    the caller.
-
-    A mark published to Redis must be committed first: written in the caller's
-    transaction, a rollback would take it back while Redis keeps handing out values
-    under it (after a Redis loss, they would be issued again).
-    """
+    """This thread's own connection to the marks' database, outside the caller's
+    transactions: a mark is committed before Redis hands out values under it."""
     from ..models import SequenceMark
 
     return own_connection(using or router.db_for_write(SequenceMark))
@@ -243,11 +211,8 @@ def read_marks(using: str | None = None) -> dict[str, int]:
 
 
 class DatabaseSequenceStore:
-    """Values straight from the mark table, in the caller's connection and transaction.
-
-    Inside a transaction the row stays locked until it ends, and a rollback takes the
-    values back: gapless, like django-sequences (and, like it, one writer at a time).
-    """
+    """Values straight from the mark table, in the caller's transaction: gapless, one
+    writer at a time."""
 
     name = "database"
     needs = Needs(tables=("snowid_sequences.SequenceMark",))
@@ -299,14 +264,12 @@ class DatabaseSequenceStore:
         return read_mark(connections[alias], name)
 
     def delete(self, spec: SequenceSpec, using: str | None, now: float | None = None) -> bool:
-        """Delete the sequence (the day of ``now``'s), in the caller's transaction: it starts
-        again from its first value. True if it existed."""
+        """Delete the sequence, in the caller's transaction; True if it existed."""
         alias, name = self._where(spec, using, now)
         return delete_mark(connections[alias], name)
 
     def continue_above(self, spec: SequenceSpec, stored: str, value: int, using: str | None) -> int:
-        """Make the stored sequence continue above ``value`` (the mark rises to it, if below);
-        the last value now."""
+        """Make the sequence continue above ``value``; returns the last value now."""
         from ..models import SequenceMark
 
         alias = using or router.db_for_write(SequenceMark)

@@ -38,18 +38,9 @@ __all__ = ["RedisSequenceStore"]
 logger = logging.getLogger(__name__)
 
 
-# Draw values of one sequence.
-# KEYS[1]: the sequence's hash: cur (last issued), max (the published mark), rid (the
-#   run_id of the server that published it), and the consumption figures t (a Unix second),
-#   n (values drawn in it), l (in the second before), w (start of the current window), wn
-#   (values drawn in it), pw (in the window before)
-# ARGV[1]: how many values   ARGV[2]: the caller's clock (Unix seconds)   ARGV[3]: window (s)
-# ARGV[4]: the run_id of this server (added by the script runner)
-# Returns {1, first, max, t, n, l, w, wn, pw}: values first..first+count-1 are the caller's;
-# {0, cur, max, t, n, l, w, wn, pw}: not enough headroom, nothing drawn;
-# {-1}: no state (a new sequence, or a Redis that lost it); {-2}: the state is garbage;
-# {-3, cur, max}: another server published this state (a failover to a replica that may
-# have lagged, a restart, a migrated slot): unverified, nothing drawn.
+# Draw ARGV[1] values of the hash KEYS[1] at clock ARGV[2], rate window ARGV[3], run_id ARGV[4].
+# {1, first, max, figures...}: drawn; {0, cur, max, figures...}: no headroom; {-1}: no state;
+# {-2}: garbage; {-3, cur, max}: another server published it, nothing drawn.
 DRAW: Final = RedisScript(
     """
 local h = redis.call('HMGET', KEYS[1], 'cur', 'max', 't', 'n', 'l', 'w', 'wn', 'pw', 'rid')
@@ -79,16 +70,9 @@ return {1, last - count + 1, mx, t, n, l, w, wn, pw}
     reply=lambda r: _draw(r),
 )
 
-# Publish a mark that is committed in the database, if the caller still holds the lock.
-# KEYS[1]: the sequence's hash   KEYS[2]: its raise lock
-# ARGV[1]: the lock's token   ARGV[2]: the mark before the raise   ARGV[3]: the new mark
-# ARGV[4]: the step   ARGV[5]: the run_id of this server (added by the script runner)
-# A sequence Redis lost, or one another server published (it may have gone back), restarts
-# at the mark before the raise: above every value issued. So does one whose mark someone
-# else raised past this hash's max (another Redis server, another key prefix, the database
-# backend: each may have issued every value up to the mark before this raise): cur is
-# lifted to that mark, never left below it.
-# Returns 1: published, lock released; 0: the lock is not ours (expired, or Redis lost it).
+# Publish a committed mark (KEYS[1] hash, KEYS[2] lock; ARGV: token, old mark, new mark,
+# step, run_id) if the lock is still ours. A lost or foreign state restarts at the old mark,
+# never below it. Returns 1: published; 0: the lock is not ours.
 PUBLISH: Final = RedisScript(
     """
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
@@ -111,13 +95,8 @@ return 1
     reply=bool,
 )
 
-# Take the raise lock of a sequence, unless a client of this server holds it. A lock taken
-# on another server (replicated from a primary that failed, or migrated with its slot) is
-# void: its holder's publish, if it comes, finds another token and publishes nothing.
-# KEYS[1]: the sequence's hash   KEYS[2]: its raise lock
-# ARGV[1]: a token   ARGV[2]: the lock's expiry (ms)
-# ARGV[3]: the run_id of this server (added by the script runner)
-# Returns {1, the lock's value, the published max (nil if none)}; {0}: held.
+# Take the raise lock KEYS[2] of hash KEYS[1] (ARGV: token, expiry ms, run_id) unless a client
+# of this server holds it. Returns {1, lock value, published max}; {0}: held.
 ACQUIRE: Final = RedisScript(
     """
 local held = redis.call('GET', KEYS[2])
@@ -131,8 +110,7 @@ return {1, mine, redis.call('HGET', KEYS[1], 'max')}
     reply=lambda r: _lock(r),
 )
 
-# Release a raise lock if it is still the caller's.
-# KEYS[1]: the lock   ARGV[1]: the token   Returns 1 if released.
+# Release the lock KEYS[1] if it still holds the token ARGV[1].
 RELEASE: Final = RedisScript("""
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -183,16 +161,10 @@ def _lock(reply: list[Any]) -> Lock:
 
 
 class RedisSequenceStore:
-    """The current value in Redis, the mark in the database, raised ahead of demand.
-
-    A draw is one EVALSHA. When the headroom left (``max - cur``) would last less than
-    ``LOW_WATER_S`` at the measured rate, the caller that takes the raise lock raises the
-    database mark (committed on a connection of its own), then publishes it to Redis.
-    """
+    """The current value in Redis, the mark in the database, raised ahead of demand."""
 
     name = "redis"
     needs = Needs(redis=True, tables=("snowid_sequences.SequenceMark",))
-    #: Values are drawn under a published mark, which is raised ahead of demand.
     raises_ahead = True
     LOCK_TTL_MS: Final = 10_000
     POLL_S: Final = 0.002
@@ -218,8 +190,7 @@ class RedisSequenceStore:
         return self.redis.client
 
     def key(self, stored: str) -> str:
-        # The whole key is the hash tag: Redis Cluster keeps a sequence (and its lock) on
-        # one slot.
+        # The whole key is the hash tag: a sequence and its lock share one cluster slot.
         key = f"{{{self.prefix}:seq:{stored}}}"
         if len(self._keys) < 1024:  # daily names come and go
             self._keys[stored] = key
@@ -251,15 +222,9 @@ class RedisSequenceStore:
         *,
         nowait: bool = False,
     ) -> range:
-        """Values of the day of ``now`` (default: the store's clock) for a daily sequence.
-
-        An increment ``k`` draws ``count * k`` values and issues the last of each ``k``.
-        The start is where a new sequence (or one Redis lost) begins: the first raise
-        starts there, or above the mark.
-        """
+        """Draw ``count`` values (of the day of ``now`` for a daily sequence)."""
         if nowait or not spec.plain:
             self._refuse(spec, nowait)
-            # The same floor (start - step): the first value is start.
             plain = replace(spec, step=1, start=spec.start - spec.step + 1, lift=True)
             block = self.next_values(plain, count * spec.step, using, now)
             return block[spec.step - 1 :: spec.step]
@@ -274,7 +239,6 @@ class RedisSequenceStore:
             if draw.outcome is Outcome.DRAWN:
                 first, mark, rates = draw.first, draw.mark, draw.rates
                 headroom = mark - first - count + 1
-                # No rate can exceed the largest count on record: most draws stop here.
                 bound = max(
                     rates.this_second,
                     rates.last_second,
@@ -283,7 +247,6 @@ class RedisSequenceStore:
                 if headroom < bound * LOW_WATER_S + 1 and needs_raise(
                     headroom, rates.estimate(int(now))
                 ):
-                    # A failure here costs nothing yet: the headroom left still serves.
                     try:
                         self.raise_mark(spec, stored, using, rates=rates, floor=mark)
                     except SequenceError as exc:
@@ -294,8 +257,7 @@ class RedisSequenceStore:
                     f"The Redis key {key!r} does not hold a sequence (fields cur and max as "
                     "integers). Delete it: the sequence continues above its database mark."
                 )
-            # The raise that wins the lock re-syncs a lost or foreign state above every
-            # value any server issued, and says so once; the others draw again.
+            # The raise that wins the lock re-syncs the state; the others draw again.
             lost = draw.outcome is Outcome.LOST
             floor = spec.start - 1 if lost else draw.mark
             resync = draw.outcome if draw.outcome is not Outcome.SHORT else None
@@ -325,15 +287,8 @@ class RedisSequenceStore:
         by: int | None = None,
         resync: Outcome | None = None,
     ) -> bool:
-        """Raise the mark above ``floor`` (the ``max`` the caller saw) if it wins the lock:
-        commit it, then publish it.
-
-        ``by`` forces a raise of that many values; otherwise the step is planned from
-        ``rates``, and a mark another client raised meanwhile is left as it is. Returns
-        False when another client holds the lock (or took it over), True once the mark is
-        above ``floor``. ``resync``: the draw found no state (LOST) or another server's
-        (FOREIGN); the caller that re-syncs it logs and counts it.
-        """
+        """Raise, commit and publish the mark above ``floor`` if this caller wins the lock;
+        False when another client holds it."""
         key = self.key(stored)
         lock = f"{key}:raise"
         taken: Lock = self.redis.run(
@@ -377,8 +332,7 @@ class RedisSequenceStore:
 
     @staticmethod
     def _has_mark(stored: str, using: str | None) -> bool:
-        """Whether the stored sequence has a database mark: one Redis lost, or a new one.
-        A database that does not answer is told by the raise that follows."""
+        """Whether the stored sequence has a database mark."""
         try:
             return read_mark(mark_connection(using), stored) is not None
         except DatabaseError:
@@ -398,8 +352,7 @@ class RedisSequenceStore:
     def last_value(
         self, spec: SequenceSpec, using: str | None, now: float | None = None
     ) -> int | None:
-        """The last value drawn (of the day of ``now``): Redis's current value; once Redis
-        lost it, the mark (the sequence continues above it). ``None`` if it has neither."""
+        """The last value drawn: Redis's, else the mark; ``None`` if neither."""
         stored = stored_name(spec, self.clock() if now is None else now)
         cur = self.redis.command("hget", self.key(stored), "cur", key=self.key(stored))
         if cur is not None:
@@ -407,22 +360,18 @@ class RedisSequenceStore:
         return read_mark(mark_connection(using), stored)
 
     def delete(self, spec: SequenceSpec, using: str | None, now: float | None = None) -> bool:
-        """Delete the sequence (the day of ``now``'s): its mark (committed at once, on a
-        connection of its own), then its Redis state. It starts again from its first value.
-        True if it existed."""
+        """Delete the sequence's mark, then its Redis state; True if it existed."""
         stored = stored_name(spec, self.clock() if now is None else now)
         existed = delete_mark(mark_connection(using), stored)
         key = self.key(stored)
         return bool(self.redis.command("delete", key, f"{key}:raise", key=key)) or existed
 
     def continue_above(self, spec: SequenceSpec, stored: str, value: int, using: str | None) -> int:
-        """Make the stored sequence continue above ``value``: the mark rises to it (committed),
-        and a Redis state below it is lifted above it by a raise; the last value now."""
+        """Make the sequence continue above ``value``; returns the last value now."""
         mark = advance(mark_connection(using), stored, floor=value, by=0)
         for _ in range(2000):
             state = self.state(stored)
             if "max" not in state or state["cur"] >= value:
-                # No state: the next draw starts above the mark.
                 return max(state.get("cur", mark), value)
             published = state["max"]
             floor = max(value, published + 1)  # above max: the publish lifts cur
