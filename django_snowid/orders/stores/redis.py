@@ -37,12 +37,9 @@ def get_client() -> Any:
         raise OrderNumberError(str(exc)) from None
 
 
-# core.order_stream.reserve() on hash KEYS[1] (sec, seq, hold, rid). ARGV: UTC offset, cap,
-# count, first sequence, max lead, [clock s, us], run_id. Returns {1, second, first, count};
-# {2, wait_ms}: full; {3, behind}; {4}: no state; {5}: garbage; {6, wait_ms}: held after a
-# recovery; {7}: another server wrote the state, nothing reserved.
-RESERVE: Final = RedisScript(
-    """
+# The steps RESERVE and RESERVE_BLOCK share (the state checked, the clock read, a hold
+# released, the second moved on or found full).
+_RESERVE_STEPS: Final = """
 local state = redis.call('HMGET', KEYS[1], 'sec', 'seq', 'hold', 'rid')
 if not state[1] then return {4} end
 local second, sequence = tonumber(state[1]), tonumber(state[2])
@@ -70,6 +67,15 @@ if sequence >= cap then
     return {2, (second - now) * 1000 + (1000 - now_ms)}
   end
 end
+"""
+
+# core.order_stream.reserve() on hash KEYS[1] (sec, seq, hold, rid). ARGV: UTC offset, cap,
+# count, first sequence, max lead, [clock s, us], run_id. Returns {1, second, first, count};
+# {2, wait_ms}: full; {3, behind}; {4}: no state; {5}: garbage; {6, wait_ms}: held after a
+# recovery; {7}: another server wrote the state, nothing reserved.
+RESERVE: Final = RedisScript(
+    _RESERVE_STEPS
+    + """
 local granted = math.min(count, cap - sequence)
 redis.call('HSET', KEYS[1], 'sec', second, 'seq', sequence + granted)
 return {1, second, sequence + 1, granted}
@@ -80,34 +86,8 @@ return {1, second, sequence + 1, granted}
 # core.order_stream.reserve_block(), RESERVE's keys and arguments (ARGV[3]: the wished
 # size). Returns {1, second, first, count, ms_left}; anything else as RESERVE.
 RESERVE_BLOCK: Final = RedisScript(
-    """
-local state = redis.call('HMGET', KEYS[1], 'sec', 'seq', 'hold', 'rid')
-if not state[1] then return {4} end
-local second, sequence = tonumber(state[1]), tonumber(state[2])
-if not second or not sequence then return {5} end
-if state[4] ~= ARGV[#ARGV] then return {7} end
-local t = #ARGV > 6 and {ARGV[6], ARGV[7]} or redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(ARGV[1])
-local now_ms = math.floor(tonumber(t[2]) / 1000)
-if state[3] then
-  local hold = tonumber(state[3])
-  if hold and now < hold and hold <= now + 1 then return {6, 1000 - now_ms} end
-  redis.call('HDEL', KEYS[1], 'hold')
-end
-local cap, count = tonumber(ARGV[2]), tonumber(ARGV[3])
-local first, lead = tonumber(ARGV[4]), tonumber(ARGV[5])
-if now > second then
-  second, sequence = now, first - 1
-elseif second - now > lead then
-  return {3, second - now}
-end
-if sequence >= cap then
-  if now < second and second < now + lead then
-    second, sequence = second + 1, first - 1
-  else
-    return {2, (second - now) * 1000 + (1000 - now_ms)}
-  end
-end
+    _RESERVE_STEPS
+    + """
 local granted = 1
 if second == now then
   granted = math.max(1, math.min(count, math.floor((cap - sequence) / SHARE)))
