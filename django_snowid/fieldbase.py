@@ -1,5 +1,4 @@
-"""The base of our fields whose value an issuer makes on INSERT: ``pre_save``,
-``deconstruct``, ``shard_from`` (E201, W201), E031, and registration in the inventory."""
+"""The base of our fields whose value an issuer makes on INSERT."""
 
 from __future__ import annotations
 
@@ -57,8 +56,7 @@ class IssuedField(_Base):
         return value
 
     def shard_source(self, instance: models.Model) -> int:
-        """The non-negative integer ``shard_from`` names on ``instance``, or
-        :class:`InvalidShardValue` before anything is issued or written."""
+        """The non-negative integer ``shard_from`` names, or :class:`InvalidShardValue`."""
         shard_from = self.shard_from
         try:
             value = getattr(instance, shard_from)  # type: ignore[arg-type]
@@ -156,8 +154,8 @@ class IssuedField(_Base):
         ]
 
     def values_end(self) -> tuple[int, int, str] | None:
-        """For W201: the width of the shard part, the evenly spread bits above it, and
-        what to call them; ``None`` when unknown."""
+        """For W201: (shard bits, spread bits above, name), or ``None`` when unknown."""
+
         return None
 
     def spread_of_values(self, seen: set[int]) -> tuple[int, str] | None:
