@@ -112,7 +112,7 @@ def _spectacular_schema(field_class: type) -> type:
     """Tell drf-spectacular (if installed) that the field is a string of digits."""
     try:
         from drf_spectacular.utils import extend_schema_field
-    except ImportError:  # drf-spectacular is optional
+    except ImportError:
         return field_class
     return extend_schema_field({"type": "string", "pattern": ID_PATTERN})(field_class)
 
@@ -149,7 +149,7 @@ class _DigitsField(serializers.Field):
         if isinstance(data, int) and data > MAX_SAFE_INTEGER and not self.allow_unsafe_numbers:
             self.fail("unsafe_number", value=shown(data))
         if isinstance(data, str):
-            try:  # the one parser of typed numbers decides, in its own words
+            try:
                 data = parse_digits(data, what=self.what)
             except InvalidId as exc:
                 code = "too_long" if data.isascii() and data.isdigit() else "invalid"
@@ -160,7 +160,7 @@ class _DigitsField(serializers.Field):
             raise serializers.ValidationError(str(exc), code="out_of_range") from None
 
     def to_representation(self, value: Any) -> str:
-        return str(value)  # an int from the model: str() is the whole cost
+        return str(value)
 
 
 @_spectacular_schema

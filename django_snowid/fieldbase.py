@@ -64,7 +64,7 @@ class IssuedField(_Base):
             raise InvalidShardValue(
                 f"shard_from={shard_from!r}: {type(instance).__name__} has no such attribute."
             ) from None
-        if type(value) is int and value >= 0:  # the common case, checked first
+        if type(value) is int and value >= 0:
             return value
         label = f"{type(instance).__name__}.{shard_from}"
         if value is None:
@@ -98,7 +98,7 @@ class IssuedField(_Base):
         for option, ours in self.generated_defaults.items():
             value = kwargs.pop(option, _DJANGO_DEFAULTS[option])
             if option == "unique" and self.primary_key:
-                continue  # implied by primary_key
+                continue
             if value is not ours and value != ours:
                 kwargs[option] = value
         if self.shard_from is not None:
