@@ -37,8 +37,7 @@ class SnowidConfig(AppConfig):
             checks,
         ):
             checks.register(feature.CHECKS)
-        # Database ids: our SQL functions exist before any app's migration can create a
-        # column default that calls one, on every database and the test runner's.
+        # Our SQL functions exist before any migration creates a default that calls one.
         pre_migrate.connect(
             database_ids_install.pre_migrate, sender=self, dispatch_uid="snowid-database-ids-pre"
         )
@@ -54,8 +53,8 @@ class SnowidConfig(AppConfig):
             lease_table.pre_migrate, sender=self, dispatch_uid="snowid-lease-table-pre"
         )
         if conf.METRICS is True and importlib.util.find_spec("prometheus_client") is not None:
-            # Both import prometheus_client: only then. In its multiprocess mode a scrape
-            # reads every process's files, never a collector of this process.
+            # Both import prometheus_client: only then.
+
             if multiprocess_dir():
                 from .metrics import multiprocess
 

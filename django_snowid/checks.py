@@ -1,11 +1,7 @@
-"""What the system checks share, and the checks of what every feature shares (the Redis
-client, E500 and E501).
+"""What the system checks share, and the Redis client checks (E500, E501).
 
-A misconfiguration must stop ``runserver``/``migrate``/``check`` at startup, never
-surface at the first insert. Every id is in :data:`CHECK_IDS`, from which the docs' checks
-page is generated, and every hint ends with the link to the id's entry there.
-Each feature keeps its checks in its own ``checks`` module, listed in its ``CHECKS``;
-``AppConfig.ready()`` registers them (:func:`register`), importing registers nothing.
+Every id is in :data:`CHECK_IDS`; every hint ends with the link to its docs entry.
+``AppConfig.ready()`` registers each feature's ``CHECKS`` (:func:`register`).
 """
 
 from __future__ import annotations
@@ -62,9 +58,7 @@ def checklist() -> Checklist:
     return Checklist()
 
 
-#: Every check id of the app, and what it means: the docs' checks page is generated from
-#: this table (docs/_ext/snowid_reference.py), and a test fails when an id used in the code
-#: is missing here. reST markup (``...``) is allowed.
+#: Every check id of the app and what it means (reST); the docs' checks page is made from it.
 CHECK_IDS: dict[str, str] = {
     # ------------------------------------------------------ ids and layouts
     "django_snowid.E001": "``SNOWID_EPOCH`` is not an aware date-time (naive, or not ISO 8601). "
@@ -241,8 +235,7 @@ DOCS_CHECKS_URL = "https://django-snowid.readthedocs.io/en/latest/reference/chec
 
 
 def check_url(id_: str) -> str:
-    """The address of ``id_``'s entry on the docs' checks page (Sphinx's anchor of a target
-    named ``django_snowid.E001`` is ``django-snowid-e001``)."""
+    """The address of ``id_``'s entry on the docs' checks page."""
     anchor = id_.lower().replace("_", "-").replace(".", "-")
     return f"{DOCS_CHECKS_URL}#{anchor}"
 
@@ -273,9 +266,7 @@ def is_number(value: object, *, above: float | None = None, least: float | None 
 
 
 def redis_cache_problem(alias: str) -> str:
-    """Why our Redis parts have no client through ``CACHES[alias]``, or ``""``. With
-    ``SNOWID_REDIS_CLIENT_FACTORY`` set, the factory makes the client and no cache is
-    needed (E500 and E501 check the factory)."""
+    """Why our Redis parts have no client through ``CACHES[alias]``, or ``""``."""
     if conf.REDIS_CLIENT_FACTORY is not None:
         return ""
     caches: dict[str, dict[str, Any]] = getattr(settings, "CACHES", {})
@@ -288,8 +279,8 @@ def redis_cache_problem(alias: str) -> str:
 
 
 def check_redis_client(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """SNOWID_REDIS_CLIENT_FACTORY must name a callable (it is not called here: that would
-    connect to Redis)."""
+    """SNOWID_REDIS_CLIENT_FACTORY must name a callable (not called: it would connect)."""
+
     try:
         factory()
     except RedisClientError as exc:

@@ -1,18 +1,8 @@
-"""Django REST framework support (the ``django-snowid[drf]`` extra): ids and order numbers
-travel as strings.
+"""Django REST framework support: ids, order numbers and foreign keys to them travel as
+strings, typed ``string`` with a pattern in the OpenAPI schema.
 
-JavaScript numbers are doubles: an id or an order number above 2**53 sent as a JSON number
-reaches a browser with its last digits changed, silently (an order number's shard with
-them). So our ids and order numbers are written as strings, read from strings (or from
-integers small enough to have survived a JSON number), and foreign keys to them go the
-same way. The OpenAPI schema says ``string`` with a pattern, through DRF's own
-``AutoSchema`` (a validator on the field carries the pattern) and through drf-spectacular
-when it is installed.
-
-Our serializer classes and mixins document themselves in comments, not docstrings:
-drf-spectacular takes the first docstring of a serializer's or view's classes as its
-description in the schema, and ours would become the description of every user class
-that has none.
+Serializer classes and mixins are documented in comments: drf-spectacular would take a
+docstring as the description of every user class that has none.
 """
 
 from __future__ import annotations
@@ -72,8 +62,7 @@ logger = logging.getLogger(__name__)
 
 
 class TryAgainLater(exceptions.APIException):
-    """503 with ``Retry-After``: a refusal that passes by itself (``TRY_AGAIN``); the
-    detail names what could not be issued, never the servers behind it."""
+    """503 with ``Retry-After`` for a passing refusal; the detail never names servers."""
 
     status_code = 503
     default_code = "try_again"
@@ -105,17 +94,12 @@ def _try_again(exc: BaseException) -> BaseException:
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """DRF's own handler, plus a 503 with ``Retry-After`` for our passing refusals, in any
-    view (``REST_FRAMEWORK["EXCEPTION_HANDLER"]``)."""
+    """DRF's handler, plus a 503 with ``Retry-After`` for our passing refusals."""
     return views.exception_handler(_try_again(exc), context)
 
 
 class _SchemaPattern(RegexValidator):
-    """Gives DRF's ``AutoSchema`` the ``pattern`` of an id (it reads it from validators).
-
-    It checks nothing when it runs: the field's own parser has refused all but digits
-    already, and on a relation it would be handed the related object.
-    """
+    """Gives DRF's ``AutoSchema`` an id's ``pattern``; checks nothing (the parser did)."""
 
     def __call__(self, value: Any) -> None:
         return None
@@ -128,20 +112,17 @@ def _spectacular_schema(field_class: type) -> type:
     """Tell drf-spectacular (if installed) that the field is a string of digits."""
     try:
         from drf_spectacular.utils import extend_schema_field
-    except ImportError:  # drf-spectacular is optional
+    except ImportError:
         return field_class
     return extend_schema_field({"type": "string", "pattern": ID_PATTERN})(field_class)
 
 
 class _DigitsField(serializers.Field):
-    """What ids and order numbers share: written as a string, read from a string of ASCII
-    digits or from an integer; an integer above 2**53 - 1 is refused unless
-    ``allow_unsafe_numbers`` (a JSON number that large has already lost precision in any
-    JavaScript client). Subclasses say which values are valid (:meth:`to_int`)."""
+    """Written as a string, read from digits or an integer up to 2**53 - 1 (unless
+    ``allow_unsafe_numbers``); subclasses validate in :meth:`to_int`."""
 
     def __init__(self, *, allow_unsafe_numbers: bool = False, **kwargs: Any) -> None:
-        # ModelSerializer passes the BIGINT bounds of the model field; the valid range is
-        # narrower and checked here, and a string schema has no minimum/maximum.
+        # A string schema has no minimum/maximum; the range is checked by to_int().
         kwargs.pop("max_value", None)
         kwargs.pop("min_value", None)
         validators = [
@@ -168,7 +149,7 @@ class _DigitsField(serializers.Field):
         if isinstance(data, int) and data > MAX_SAFE_INTEGER and not self.allow_unsafe_numbers:
             self.fail("unsafe_number", value=shown(data))
         if isinstance(data, str):
-            try:  # the one parser of typed numbers decides, in its own words
+            try:
                 data = parse_digits(data, what=self.what)
             except InvalidId as exc:
                 code = "too_long" if data.isascii() and data.isdigit() else "invalid"
@@ -179,17 +160,12 @@ class _DigitsField(serializers.Field):
             raise serializers.ValidationError(str(exc), code="out_of_range") from None
 
     def to_representation(self, value: Any) -> str:
-        return str(value)  # an int from the model: str() is the whole cost
+        return str(value)
 
 
 @_spectacular_schema
 class SnowflakeIdField(_DigitsField):
-    """A Snowflake id: written as a string, read from a string of digits or a safe integer.
-
-    ``layout`` names a configured layout (``None``: ``SNOWID_LAYOUT``); values outside its
-    range are refused. Integers above 2**53 - 1 are refused unless ``allow_unsafe_numbers``:
-    a JSON number that large has already lost precision in any JavaScript client.
-    """
+    """A Snowflake id of ``layout`` (``None``: ``SNOWID_LAYOUT``), as a string."""
 
     default_error_messages = {
         "invalid": "{value} is not a Snowflake id: send the id as a string of digits.",
@@ -216,14 +192,7 @@ class SnowflakeIdField(_DigitsField):
 
 @_spectacular_schema
 class OrderNumberSerializerField(_DigitsField):
-    """An order number: written as a string, read from a string of digits or a safe integer.
-
-    Its format is ``format``, or that of ``model_field`` (an ``OrderNumberField``), or the
-    ``SNOWID_ORDER_*`` default. A value that is no number of that format (a stem that is
-    not a date-time, a sequence of 0) is refused, and so are integers above 2**53 - 1
-    unless ``allow_unsafe_numbers``: every order number of the default formats is larger,
-    and has lost digits, and maybe its shard, in any JavaScript client.
-    """
+    """An order number of ``format``, ``model_field``'s or the default one, as a string."""
 
     what = "an order number"
     default_error_messages = {
@@ -263,8 +232,7 @@ class OrderNumberSerializerField(_DigitsField):
 
 
 def _string_field_spec(model_field: Any) -> tuple[type[_DigitsField], dict[str, Any]] | None:
-    """The serializer field class (and its arguments) that carries ``model_field``'s values
-    as strings, if it is a field of ours."""
+    """The string serializer field class and arguments for a field of ours, else None."""
     if isinstance(model_field, _OUR_FIELDS):
         return SnowflakeIdField, {"layout": model_field.layout_name}
     if isinstance(model_field, OrderNumberField):
@@ -279,8 +247,7 @@ def _string_field(model_field: Any) -> _DigitsField | None:
 
 @_spectacular_schema
 class _StringSlugRelatedField(serializers.SlugRelatedField):
-    """A foreign key to a column of ours that is not the pk (``to_field``): the value as a
-    string out, read by ``value_field`` (digits, range, format) before the lookup."""
+    """A foreign key by ``to_field`` to a column of ours, as a string checked before lookup."""
 
     def __init__(self, *, value_field: _DigitsField, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -294,17 +261,12 @@ class _StringSlugRelatedField(serializers.SlugRelatedField):
 
 
 class SnowflakeCreatedField(serializers.DateTimeField):
-    """Read-only: the creation time decoded from an id (``source`` names it, default pk).
-
-    ``SnowflakeCreatedField()`` reads the pk; ``SnowflakeCreatedField(source="public_id")``
-    another Snowflake column. The layout is that of the model field, or ``layout=``.
-    """
+    """Read-only: the creation time decoded from the id ``source`` names (default pk)."""
 
     def __init__(self, *, layout: str | None = None, **kwargs: Any) -> None:
         kwargs["read_only"] = True
         kwargs.setdefault("source", "pk")
-        # UTC with a "Z", as every decoding writes an id's time, whatever TIME_ZONE says
-        # (DRF would write the current zone's offset); ``default_timezone=`` changes it.
+        # UTC, as every decoding writes an id's time, whatever TIME_ZONE says.
         kwargs.setdefault("default_timezone", timezone.utc)
         super().__init__(**kwargs)
         self.layout_name = layout
@@ -328,13 +290,7 @@ class SnowflakeCreatedField(serializers.DateTimeField):
 
 
 class OrderNumberPositionField(serializers.Field):
-    """Read-only, for staff APIs: an order number's parts, its true position included.
-
-    ``OrderNumberPositionField(source="number")`` gives ``{"number", "time", "sequence",
-    "shard", ...}`` (:meth:`DecodedOrderNumber.as_dict`); for a concealed number
-    ``sequence`` is its true position in its second and ``visible_sequence`` the one it
-    shows. The format is that of the model field ``source`` names, or ``format=``.
-    """
+    """Read-only, for staff APIs: an order number's parts, true position included."""
 
     def __init__(self, *, format: OrderNumberFormat | None = None, **kwargs: Any) -> None:
         kwargs["read_only"] = True
@@ -357,10 +313,7 @@ class OrderNumberPositionField(serializers.Field):
         return self._order_format().decode(int(value)).as_dict()
 
 
-# For ``ModelSerializer`` subclasses (``SnowflakeModelSerializer`` is one): our model fields
-# (Snowflake ids, order numbers) become string fields, and foreign keys (and many-to-many)
-# to our columns, the pk or a ``to_field``, carry their values as strings; nested
-# serializers (``depth``) do the same. No docstring: see the module's.
+# For ModelSerializers: our fields, relations to them and nested serializers as strings.
 class SnowflakeSerializerMixin:
     def save(self, **kwargs: Any) -> Any:
         try:
@@ -394,22 +347,17 @@ class SnowflakeSerializerMixin:
 
     def build_nested_field(self, field_name: str, relation_info: Any, nested_depth: int) -> Any:
         field_class, kwargs = super().build_nested_field(field_name, relation_info, nested_depth)  # type: ignore[misc]
-        # Named after its model: DRF calls every nested serializer "NestedSerializer", and
-        # drf-spectacular would describe all of them with the first one's component.
+        # Named after its model, so drf-spectacular gives each its own component.
         name = f"Nested{relation_info.related_model.__name__}Serializer"
         return type(name, (SnowflakeSerializerMixin, field_class), {}), kwargs
 
 
-# A ``ModelSerializer`` whose Snowflake ids, order numbers and foreign keys to them are
-# strings (no docstring: see the module's).
+# A ModelSerializer whose ids, order numbers and foreign keys to them are strings.
 class SnowflakeModelSerializer(SnowflakeSerializerMixin, serializers.ModelSerializer):
     pass
 
 
-# For viewsets of models looked up by an id or an order number: a router matches only
-# digits in the URL (``lookup_value_regex``; anything else is a 404 without a query), and
-# schemas (drf-spectacular) type the path parameter as a string of digits, not an
-# integer. No docstring: drf-spectacular would make it every operation's description.
+# For viewsets looked up by an id or order number: the URL matches only digits.
 class SnowflakeViewSetMixin:
     lookup_value_regex = LOOKUP_VALUE_REGEX
 
@@ -418,9 +366,7 @@ class SnowflakeViewSetMixin:
 
 
 class SnowflakeAutoSchema(AutoSchema):
-    """DRF's ``AutoSchema``, which reads a field's ``pattern`` from its validators for
-    top-level fields only, plus the pattern on the items of many-to-many relations to our
-    ids (``"DEFAULT_SCHEMA_CLASS": "django_snowid.drf.SnowflakeAutoSchema"``)."""
+    """DRF's ``AutoSchema``, plus the id pattern on many-to-many items."""
 
     def map_field(self, field: Any) -> dict[str, Any]:
         schema: dict[str, Any] = super().map_field(field)

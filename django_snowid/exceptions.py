@@ -1,5 +1,4 @@
-"""Every exception of django-snowid, a class per refusal, all :class:`SnowidError`s. This
-module imports nothing: the pure core raises them too."""
+"""Every exception of django-snowid (imports nothing: the pure core raises them too)."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ class InvalidPublicId(InvalidId):
 
 
 class ClockMovedBackwards(SnowidError):
-    """The clock is behind the last tick issued by more than the configured tolerance: no
-    id is issued until it has caught up."""
+    """The clock is behind the last tick by more than the tolerance: no id until it catches up."""
 
     def __init__(self, *, behind_ms: float, tolerance_ms: float) -> None:
         self.behind_ms = behind_ms
@@ -84,9 +82,7 @@ class WorkerPoolExhausted(WorkerIdError):
 
 
 class WorkerLayoutConflict(WorkerIdError):
-    """Live leases of a layout of this name have their node bits elsewhere in an id (a
-    deploy changed the layout while processes of the old one still run): ids of the two
-    could collide, so this process issues none until those leases are gone."""
+    """Live leases of this layout name place node bits elsewhere: no ids until they are gone."""
 
 
 class WorkerIdUnavailable(WorkerIdError):
@@ -94,18 +90,11 @@ class WorkerIdUnavailable(WorkerIdError):
 
 
 class OrderTransactionConflict(OrderNumberError):
-    """The database chose this transaction as a deadlock victim, timed out on a lock, or
-    could not serialize it, while it issued an order number.
-
-    Nothing was issued. Inside your transaction the database cannot be asked again with
-    the same snapshot: roll back and run the transaction again.
-    """
+    """A deadlock, lock timeout or serialization failure: nothing issued; rerun the transaction."""
 
 
 class RedisUnavailable(SnowidError):
-    """Redis is unreachable (refused, timed out, the connection broke twice in a row, or a
-    cluster kept redirecting or reported itself down). The message says why; the stores
-    raise an error of theirs that names our Redis (``stores.redis_client.describe()``) with it."""
+    """Redis is unreachable (refused, timed out, broken, cluster down); the message says why."""
 
 
 class RedisClientError(SnowidError):
@@ -113,7 +102,7 @@ class RedisClientError(SnowidError):
 
     def __init__(self, message: str, check_id: str = "django_snowid.E500") -> None:
         super().__init__(message)
-        self.check_id = check_id  # the system check that reports it
+        self.check_id = check_id
 
 
 class SequenceError(SnowidError):
@@ -121,8 +110,7 @@ class SequenceError(SnowidError):
 
 
 class UnknownSequence(SequenceError, LookupError):
-    """The name is not declared in ``SNOWID_SEQUENCES`` and ``SNOWID_SEQUENCES_UNKNOWN`` is
-    ``"refuse"``."""
+    """An undeclared name, with ``SNOWID_SEQUENCES_UNKNOWN = "refuse"``."""
 
 
 class InvalidSequence(SequenceError, ValueError):
@@ -130,29 +118,23 @@ class InvalidSequence(SequenceError, ValueError):
 
 
 class SequenceUnavailable(SequenceError):
-    """The store that must act is unreachable: Redis, or the database once Redis has no
-    headroom left. Nothing was issued."""
+    """The store that must act is unreachable. Nothing was issued."""
 
 
 class SequenceLocked(SequenceError):
-    """``nowait=True``: another transaction holds the sequence (PostgreSQL, MariaDB: its
-    row; SQLite: the whole database's write lock). Nothing was issued; the caller's
-    transaction can go on."""
+    """``nowait=True`` and another transaction holds the sequence. Nothing was issued."""
 
 
 class SequenceNotSupported(SequenceError):
-    """The configured sequence store cannot do what the call asks (on the Redis store:
-    ``nowait`` and ``reset_value``). Nothing was issued."""
+    """The configured sequence store cannot do what the call asks. Nothing was issued."""
 
 
 class AdoptionError(SnowidError):
-    """``snowid_adopt`` (or its migration) cannot switch a model to Snowflake ids as asked;
-    the message says why and what to do. Nothing was changed by the refused step."""
+    """``snowid_adopt`` refused a step; the message says why. Nothing was changed by it."""
 
 
-#: The refusals that pass by themselves (a store back, the clock caught up, the next
-#: second, a lease freed): the request can be tried again in a moment. The admin shows
-#: them as a form error, the API as a 503 with ``Retry-After``.
+#: Refusals that pass by themselves: the request can be tried again in a moment.
+
 TRY_AGAIN: tuple[type[SnowidError], ...] = (
     ClockMovedBackwards,
     OrderNumberUnavailable,

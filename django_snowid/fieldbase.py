@@ -1,5 +1,4 @@
-"""The base of our fields whose value an issuer makes on INSERT: ``pre_save``,
-``deconstruct``, ``shard_from`` (E201, W201), E031, and registration in the inventory."""
+"""The base of our fields whose value an issuer makes on INSERT."""
 
 from __future__ import annotations
 
@@ -57,8 +56,7 @@ class IssuedField(_Base):
         return value
 
     def shard_source(self, instance: models.Model) -> int:
-        """The non-negative integer ``shard_from`` names on ``instance``, or
-        :class:`InvalidShardValue` before anything is issued or written."""
+        """The non-negative integer ``shard_from`` names, or :class:`InvalidShardValue`."""
         shard_from = self.shard_from
         try:
             value = getattr(instance, shard_from)  # type: ignore[arg-type]
@@ -66,7 +64,7 @@ class IssuedField(_Base):
             raise InvalidShardValue(
                 f"shard_from={shard_from!r}: {type(instance).__name__} has no such attribute."
             ) from None
-        if type(value) is int and value >= 0:  # the common case, checked first
+        if type(value) is int and value >= 0:
             return value
         label = f"{type(instance).__name__}.{shard_from}"
         if value is None:
@@ -100,7 +98,7 @@ class IssuedField(_Base):
         for option, ours in self.generated_defaults.items():
             value = kwargs.pop(option, _DJANGO_DEFAULTS[option])
             if option == "unique" and self.primary_key:
-                continue  # implied by primary_key
+                continue
             if value is not ours and value != ours:
                 kwargs[option] = value
         if self.shard_from is not None:
@@ -156,8 +154,8 @@ class IssuedField(_Base):
         ]
 
     def values_end(self) -> tuple[int, int, str] | None:
-        """For W201: the width of the shard part, the evenly spread bits above it, and
-        what to call them; ``None`` when unknown."""
+        """For W201: (shard bits, spread bits above, name), or ``None`` when unknown."""
+
         return None
 
     def spread_of_values(self, seen: set[int]) -> tuple[int, str] | None:

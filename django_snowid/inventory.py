@@ -1,5 +1,4 @@
-"""Our fields in the installed models, as they registered themselves: services ask here,
-never importing the field classes."""
+"""Our fields in the installed models, as they registered themselves."""
 
 from __future__ import annotations
 
@@ -81,9 +80,7 @@ DECODABLE: tuple[Kind, ...] = (SNOWFLAKE, ORDER)
 def fields(
     kinds: Kind | str | tuple[Kind | str, ...] | None = None, *labels: str
 ) -> list[models.Field]:
-    """The registered fields of installed models, optionally of some kinds and limited to
-    app or model labels (``shop`` or ``shop.Order``; a model's name in any case, as
-    Django reads it), in a stable order."""
+    """The registered fields, of some kinds and app or model labels if given, in a stable order."""
     if isinstance(kinds, str):
         kinds = (kinds,)
     models_named = {label.lower() for label in labels if "." in label}
@@ -172,9 +169,7 @@ def column_max(field: models.Field, *, using: str | None = None) -> int | None:
 def rows_holding(
     fields: list[models.Field], values: set[int]
 ) -> dict[int, list[tuple[models.Field, object]]]:
-    """For each of ``values``, the fields whose column holds it and the pk of each such
-    row: one query per field (an ``IN`` on these indexed columns), on its model's
-    database for reading."""
+    """For each of ``values``, the fields whose column holds it and each such row's pk."""
     found: dict[int, list[tuple[models.Field, object]]] = {}
     if not values:
         return found
@@ -189,8 +184,8 @@ def rows_holding(
 
 
 def _acceptable(field: models.Field, values: set[int]) -> list[int]:
-    """The ``values`` that can be numbers of ``field`` (an order number whose check digit
-    fails cannot: its lookup refuses it)."""
+    """The ``values`` that can be numbers of ``field``."""
+
     check = getattr(field, "check_typed", None)
     if check is None:
         return sorted(values)

@@ -1,6 +1,4 @@
-"""The layouts of the settings: ``"default"`` (``SNOWID_LAYOUT``) and those
-``SNOWID_LAYOUTS`` names, built from their specs and ``SNOWID_EPOCH``, once per process and
-settings."""
+"""The layouts of the settings (``"default"`` and ``SNOWID_LAYOUTS``), built once per settings."""
 
 from __future__ import annotations
 

@@ -7,11 +7,7 @@ from django.db import models
 
 
 class OrderStreamState(models.Model):
-    """The last issued position of one order-number stream (the database store).
-
-    ``second`` is the local second (Unix seconds + the zone's offset) of the stream's last
-    number, ``sequence`` its sequence within that second. Rows only ever move forward.
-    """
+    """The last issued (local second, sequence) of one order-number stream; only moves forward."""
 
     name = models.CharField(max_length=200, primary_key=True)
     second = models.BigIntegerField()
@@ -25,12 +21,7 @@ class OrderStreamState(models.Model):
 
 
 class WorkerLease(models.Model):
-    """A worker id of a pool, leased by one process (the database lease store).
-
-    A row outlives its lease (``expires_ms`` in the past, or 0 once released) so that
-    ``horizon_ms``, the latest time (Unix ms) its holders may have issued ids in, is
-    never forgotten. ``layout`` names the layout its holder issues ids of.
-    """
+    """A worker id of a pool, leased by one process; the row outlives the lease (``horizon_ms``)."""
 
     pool = models.CharField(max_length=200)
     worker = models.IntegerField()
@@ -52,8 +43,7 @@ class WorkerLease(models.Model):
 
 
 class IdDecoder(models.Model):
-    """No table: gives the admin's decode page its place (and link) on the admin index,
-    and its permission: the page tells any number's position within its second."""
+    """No table: the admin decode page's place on the index, and its permission."""
 
     class Meta:
         managed = False
@@ -64,10 +54,7 @@ class IdDecoder(models.Model):
 
 
 class StoreStatus(models.Model):
-    """No table: gives the admin's status page (order-number streams, worker-id leases and,
-    with ``django_snowid.sequences`` installed, named sequences) its place on the index,
-    and its permission: the page shows business volume (numbers and values a second) and
-    the hosts and pids of the workers."""
+    """No table: the admin status page's place on the index, and its permission."""
 
     class Meta:
         managed = False
@@ -78,8 +65,7 @@ class StoreStatus(models.Model):
 
 
 class IdAdoption(models.Model):
-    """A model switched to Snowflake ids (``snowid_adopt`` or its migration): the journal
-    of the switch, to resume it, and the boundary below which its ids are legacy ids."""
+    """A model switched to Snowflake ids: the switch's journal and the legacy-id boundary."""
 
     label = models.CharField(max_length=200, unique=True)  # "app_label.Model"
     table = models.CharField(max_length=200)

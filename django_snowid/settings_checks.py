@@ -1,5 +1,4 @@
-"""W031: a ``SNOWID_*`` name in the settings that is no setting of ours (a misspelling
-would otherwise be ignored in silence, and its default used)."""
+"""W031: a ``SNOWID_*`` name in the settings that is no setting of ours (a misspelling)."""
 
 from __future__ import annotations
 

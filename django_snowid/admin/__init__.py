@@ -1,11 +1,5 @@
-"""The admin: the decode page (:mod:`.decode`), the status page (:mod:`.status`), both
-registered on the default admin site here, and the mixin of model admins
-(:mod:`.mixins`).
-
-On a custom admin site, register the pages there too:
-``site.register(IdDecoder, IdDecoderAdmin)`` and ``site.register(StoreStatus,
-StatusAdmin)`` (the models from ``django_snowid.models``).
-"""
+"""The admin: the decode and status pages, registered on the default admin site here, and
+the mixin of model admins."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""The admin's decode page: any id or order number taken apart.
-
-The decode page lives at ``admin:snowid_decode`` (``<admin>/django_snowid/iddecoder/``),
-hosted by the table-less :class:`~django_snowid.models.IdDecoder` so that the admin index
-links to it. On a custom admin site: ``site.register(IdDecoder, IdDecoderAdmin)``.
-"""
+"""The admin's decode page (``admin:snowid_decode``): any id or order number taken apart."""
 
 from __future__ import annotations
 
@@ -30,8 +25,7 @@ CARD_LIMIT = 10
 
 
 class IdDecoderAdmin(ReadOnlyPageAdmin):
-    """The decode page. Staff members with ``django_snowid.view_decode`` may use it; it
-    writes nothing."""
+    """The decode page, for staff with ``django_snowid.view_decode``; writes nothing."""
 
     permission = "view_decode"
     url_name = "snowid_decode"
@@ -73,8 +67,8 @@ def _may_view(site: admin.AdminSite, request: HttpRequest, model: type[models.Mo
 
 
 def _add_links(rows: list[DecodedRow], site: admin.AdminSite) -> None:
-    """Link each decoded value to the change page of every row that holds it (the rows
-    ``decode_tokens`` found in the tables the user may view)."""
+    """Link each decoded value to the change page of every row the user may view that holds it."""
+
     for row in rows:
         for holder in row.holders:
             opts = holder.field.model._meta

@@ -1,6 +1,4 @@
-"""What model admins add for our fields: decoded columns ("created", "worker", "shard"), a
-decoded panel on the change form, a "created" filter through the primary key, and search
-by a pasted id."""
+"""Model admin support for our fields: decoded columns and panel, a "created" filter, id search."""
 
 from __future__ import annotations
 
@@ -31,8 +29,7 @@ def _snowflake_field(model: type[models.Model]) -> Any:
 
 
 def _decoded_snowflake(obj: models.Model) -> DecodedId | SnowidError | None:
-    """What ``obj``'s Snowflake field holds, decoded; the error for a value another layout
-    wrote (a column says so rather than failing the page); None without a value."""
+    """``obj``'s Snowflake id decoded, the error decoding it, or None without a value."""
     each = _snowflake_field(type(obj))
     value = getattr(obj, each.attname) if each else None
     if not value:
@@ -78,9 +75,7 @@ class CreatedFilter(admin.SimpleListFilter):
 
 
 def _typed_problem(field: Any, value: int, term: str) -> str | None:
-    """``None`` when ``field`` can be searched for ``value``; else why not: the error of a
-    number whose check digit fails when ``term`` is as long as the field's numbers (a
-    mistyped one), ``""`` otherwise (a value of another column)."""
+    """``None`` when ``field`` can be searched for ``value``; else the error to show, or ``""``."""
     check = getattr(field, "check_typed", None)
     if check is None:
         return None
@@ -92,16 +87,13 @@ def _typed_problem(field: Any, value: int, term: str) -> str | None:
 
 
 class SnowflakeAdminMixin:
-    """Decoded columns ("created", "worker", "shard"), a decoded panel on the change form,
-    a "created" filter through the primary key, and search by a pasted id."""
+    """Decoded columns and panel, a "created" filter by primary key, and search by a pasted id."""
 
     model: type[models.Model]
 
     class Media:
         css = {"all": ["django_snowid/changelist.css"]}
 
-    # Sorted by the primary key, which sorts by creation time when it is the Snowflake
-    # field (the field the column decodes when there is one).
     @admin.display(description="created (UTC)", ordering="pk")
     def snowid_created(self, obj: models.Model) -> Any:
         decoded = _decoded_snowflake(obj)
@@ -188,11 +180,7 @@ class SnowflakeAdminMixin:
         return list(super().get_search_fields(request)) or ["pk__exact"]  # type: ignore[misc]
 
     def get_search_results(self, request: HttpRequest, queryset: Any, search_term: str) -> Any:
-        """The admin's own search, plus the rows whose id or order number is the term.
-
-        The id match is added to the ``search_fields`` results, never instead of them:
-        on a model searched by name, "4" must still find "Cups (4)".
-        """
+        """The admin's own search, plus (never instead) the rows whose id or number is the term."""
         term = search_term.strip(" ")
         lookups = models.Q()
         try:
@@ -227,8 +215,8 @@ class SnowflakeAdminMixin:
         form_url: str = "",
         extra_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
-        """A save refused for a while (Redis down, the clock behind) is rolled back by the
-        view's transaction and shown again as a form error, not a server error."""
+        """A save refused for a while is rolled back and shown as a form error."""
+
         try:
             return super().changeform_view(request, object_id, form_url, extra_context)  # type: ignore[misc]
         except TRY_AGAIN as exc:

@@ -13,12 +13,9 @@ __all__ = ["ReadOnlyPageAdmin"]
 
 
 class ReadOnlyPageAdmin(admin.ModelAdmin):
-    """A page, not a table: it writes nothing, and only active staff members who hold its
-    permission (``permission``, a codename of the hosting model's app) see it and its
-    entry on the admin index; others get a 403. Superusers hold every permission.
+    """A page, not a table: writes nothing; only active staff with ``permission`` see it.
 
-    A subclass names its URL (``url_name``), its permission, and serves the page with
-    ``page_view``.
+    A subclass sets ``url_name`` and ``permission`` and serves the page with ``page_view``.
     """
 
     url_name: str

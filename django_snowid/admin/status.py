@@ -1,12 +1,5 @@
-"""The admin's read-only status page: order-number streams, worker leases and, with
-``django_snowid.sequences`` installed, named sequences.
-
-It lives at ``admin:snowid_status`` (``<admin>/django_snowid/storestatus/``), hosted by
-the table-less :class:`~django_snowid.models.StoreStatus` so that the admin index links
-to it. On a custom admin site: ``site.register(StoreStatus, StatusAdmin)``. Each part
-is what its feature's ``status`` module shows; a part whose store fails shows the error
-instead of hiding the page.
-"""
+"""The admin's read-only status page (``admin:snowid_status``): order-number streams,
+worker leases and named sequences; a part whose store fails shows the error."""
 
 from __future__ import annotations
 
@@ -39,8 +32,7 @@ def _read(part: Callable[[], list[dict[str, Any]]]) -> tuple[list[dict[str, Any]
 
 
 class StatusAdmin(ReadOnlyPageAdmin):
-    """The status page; staff members with ``django_snowid.view_status`` see it; it
-    writes nothing."""
+    """The status page, for staff with ``django_snowid.view_status``; writes nothing."""
 
     permission = "view_status"
     url_name = "snowid_status"

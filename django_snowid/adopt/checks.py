@@ -28,9 +28,8 @@ def check_generic_relations(app_configs: Any = None, **kwargs: Any) -> list[Chec
 def generic_relation_messages(
     owners: list[type[Model]], keys: list[GenericKey]
 ) -> list[CheckMessage]:
-    """E900 where one of ``owners`` (models with a Snowflake key) declares a generic
-    relation (or a tag manager) whose object ids are too narrow; W900 for each other key
-    of ``keys`` that is too narrow."""
+    """E900: a generic relation of ``owners`` too narrow for ids; W900: other narrow ``keys``."""
+
     if not owners:
         return []
     messages: list[CheckMessage] = []

@@ -1,6 +1,5 @@
-"""What a switch to Snowflake ids starts from: the model in the code and in the
-migrations, the columns holding its ids (their types and rows in the database), the
-generic relations pointing at it, and what cannot be done."""
+"""What a switch to Snowflake ids starts from: the model, the columns holding its ids,
+the generic relations pointing at it, and what cannot be done."""
 
 from __future__ import annotations
 
@@ -58,9 +57,8 @@ def _sequence(connection: Any, table: str, column: str) -> str | None:
 
 
 def read_facts(label: str, *, using: str) -> tuple[Facts, list[Change]]:
-    """The facts of switching ``label`` (``app_label.Model``) on database ``using``, and
-    the fields the migration alters. Raises :class:`AdoptionError` for a label that names
-    no model; what cannot be done goes into ``Facts.refusals``."""
+    """The facts of switching ``label`` on ``using`` (:class:`AdoptionError` for no model)."""
+
     try:
         model = apps.get_model(label)
     except (LookupError, ValueError):

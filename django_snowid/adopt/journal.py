@@ -19,8 +19,7 @@ def forget() -> None:
 
 
 def legacy_boundaries(using: str) -> dict[str, int]:
-    """``{"app_label.Model": first Snowflake id}`` of the models adopted on ``using``:
-    their ids below it are legacy ids. One query a process and database."""
+    """``{"app_label.Model": first Snowflake id}`` of the models adopted on ``using``."""
     known = _boundaries.get(using)
     if known is None:
         from ..models import IdAdoption  # the models import the fields, which import us
@@ -39,8 +38,8 @@ def legacy_boundaries(using: str) -> dict[str, int]:
 
 
 def legacy_boundary(model: type, *, using: str | None = None) -> int | None:
-    """The first Snowflake id of ``model``'s switch, or ``None`` if it was never adopted
-    (its ids are Snowflake ids from the start)."""
+    """The first Snowflake id of ``model``'s switch, or ``None`` if it was never adopted."""
+
     alias = using or router.db_for_read(model)
     return legacy_boundaries(alias).get(model._meta.label)  # type: ignore[attr-defined]
 

@@ -1,9 +1,6 @@
-"""The online switch on PostgreSQL: bigint shadow columns kept in sync by a trigger, a
-throttled batched backfill, indexes and foreign keys built without blocking writes, then
-one short swap transaction per table under ``lock_timeout``, retried.
-
-Every step commits its journal position with its own work (or is safe to repeat), so a
-run killed at any point resumes where it stopped.
+"""The online switch on PostgreSQL: shadow columns synced by a trigger, a batched backfill,
+then one short swap per table. Every step commits its journal position with its work (or
+is safe to repeat): a killed run resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -88,8 +85,7 @@ class Online:
         journal.save(using=self.using, update_fields=["step", "progress"])
 
     def short(self, number: int, work: Callable[[Any], None], **progress: Any) -> None:
-        """``work`` and the journal in one transaction under ``lock_timeout``, retried
-        while a lock is not granted in time."""
+        """``work`` and the journal in one transaction under ``lock_timeout``, retried."""
         for attempt in range(self.retries + 1):
             try:
                 with transaction.atomic(using=self.using), self.cursor() as cursor:
@@ -134,8 +130,7 @@ class Online:
         return [Index(n, tuple(c), u, con, p, m, s) for n, c, u, con, p, m, s in found]
 
     def foreign_keys(self, table: str) -> list[tuple[str, str, str, str, bool, bool]]:
-        """(name, column, referenced table, referenced column, deferrable, deferred) of
-        the one-column foreign keys of ``table``."""
+        """The one-column foreign keys of ``table``."""
         found = self.rows(
             """
             SELECT c.conname, a.attname, c.confrelid::regclass::text, fa.attname,
@@ -191,8 +186,8 @@ class Online:
         self.short(number, work)
 
     def step_backfill(self, number: int, table: str) -> None:
-        """Copy the rows up to the largest key found at the start: rows written later
-        got their shadows from the trigger, made before."""
+        """Copy the rows up to the largest key at the start (the trigger covers later ones)."""
+
         columns = self.plan.columns_of(table)
         pk = self.pk_of(table)
         sets = ", ".join(f"{q(shadow(c.column))} = {q(c.column)}" for c in columns)

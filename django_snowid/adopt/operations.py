@@ -1,9 +1,6 @@
-"""The migration operation ``snowid_adopt`` writes: ``AlterField`` of a primary key to a
-Snowflake field, which also makes sure that every column holding its values (through
-every level of keys, and the many-to-many tables) is 64-bit under one foreign key, and
-records where legacy ids end. ``migrate`` runs it as a plain migration (every table
-rewritten under its lock); ``snowid_adopt --execute`` on PostgreSQL does the same work
-online and records the migration as applied."""
+"""The migration operation ``snowid_adopt`` writes: a primary key's ``AlterField`` to a
+Snowflake field that also widens every column holding its values and records where legacy
+ids end."""
 
 from __future__ import annotations
 
@@ -31,8 +28,8 @@ _SAME_WIDTH: dict[str, type[models.Field]] = {
 
 
 def _bare(key: models.Field, internal_type: str) -> models.Field:
-    """A plain integer column standing for ``key`` (no constraint), of the width of
-    ``internal_type``'s column."""
+    """A plain integer column for ``key`` (no constraint), as wide as ``internal_type``."""
+
     bare = _SAME_WIDTH.get(internal_type, models.BigIntegerField)(db_index=True, null=key.null)
     bare.set_attributes_from_name(key.attname)
     bare.column = key.column

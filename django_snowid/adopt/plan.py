@@ -1,6 +1,4 @@
-"""A switch to Snowflake ids as data: the columns that change, and the steps, each with
-the lock it takes, the rows it reads and a rough estimate. Built from :class:`Facts`
-(read by :mod:`.facts`) without touching a database."""
+"""A switch to Snowflake ids as data: the columns that change and the steps, from :class:`Facts`."""
 
 from __future__ import annotations
 
@@ -121,8 +119,8 @@ class Plan:
 
 
 def build_plan(facts: Facts, *, online: bool | None = None, batch_size: int = 10_000) -> Plan:
-    """The steps of the switch: online (PostgreSQL, by default where a column is
-    rewritten) or the plain migration."""
+    """The steps of the switch: online (PostgreSQL) or the plain migration."""
+
     vendor = facts.vendor
     rewrites = any(c.rewrite for c in facts.columns)
     if online is None:

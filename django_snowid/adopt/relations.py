@@ -1,8 +1,5 @@
-"""What points at a model's primary key: foreign keys and one-to-ones (through every
-level of keys that are keys themselves), many-to-many tables, and generic relations.
-
-Reads the model layer only; nothing here touches a database.
-"""
+"""What points at a model's primary key (keys, many-to-many tables, generic relations),
+read from the model layer only."""
 
 from __future__ import annotations
 
@@ -90,8 +87,7 @@ def generic_keys(models_: Iterable[type[models.Model]] | None = None) -> list[Ge
 
 
 def generic_keys_of(model: type[models.Model]) -> Iterator[tuple[models.Field, GenericKey]]:
-    """The generic relations that ``model`` declares: each ``GenericRelation`` field, and
-    each field whose through table holds a generic key (django-taggit's managers)."""
+    """The generic relations that ``model`` declares (taggit-like managers included)."""
     if not _installed_contenttypes():
         return
     from django.contrib.contenttypes.fields import GenericRelation
@@ -138,9 +134,9 @@ class Holder:
 
 
 def holders_of(model: type[models.Model]) -> list[Holder]:
-    """Every column holding ``model``'s primary key values, its own first; keys pointing at
-    those columns follow, level after level (a multi-table child's key, and the keys to
-    it), then the many-to-many tables."""
+    """Every column holding ``model``'s primary key values: its own, keys level after
+    level, then the many-to-many tables."""
+
     pk = model._meta.pk
     assert pk is not None
     found = [Holder(model, pk, "pk")]

@@ -1,11 +1,5 @@
 """``manage.py snowid_audit``: read the columns of our fields and report what should never
-happen (one module per kind of finding: :mod:`.snowflakes`, :mod:`.orders`,
-:mod:`.sequences`; the batched reading in :mod:`.scan`).
-
-The checks receive the fields they read and the moment they take as "now": the command
-passes the fields of the installed models and the time of its run; tests pass a clock of
-their own.
-"""
+happen; the checks receive the fields and the moment they take as "now"."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
 """The findings in order-number columns: numbers from the future, values outside their
-format, and positions (second and sequence) issued twice.
-
-A stream hands out each (second, sequence) once, whichever shard ends the number, and
-whichever of the stream's columns holds it. The columns of a stream are read as one
-sorted run, in which numbers of one position are adjacent (the shard is their lowest
-part): a repeat is found by comparing each number with the one before it.
-"""
+format, and positions issued twice (a stream's columns read as one sorted run)."""
 
 from __future__ import annotations
 
@@ -117,8 +111,8 @@ def _audit_stream(
                     f"second {stem:012d} ({fmt.zone}) is after {latest_text} (now + tolerance)",
                 )
             )
-        # A concealed second is a permutation of its sequences: a repeated shown sequence
-        # is a repeated true position.
+        # Concealing permutes a second's sequences: a repeat shown is a repeat.
+
         position = body // seq_factor
         if previous is not None and previous[0] == position:
             other = f"{labels[id(previous[1])]} pk={previous[2]}"

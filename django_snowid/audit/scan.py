@@ -1,11 +1,5 @@
-"""Reading a column in batches with bounded memory, and several columns as one sorted run.
-
-Each batch is one query ordered by the column's own index (our fields are unique: a
-primary key or a unique column) and continued past the last value read (keyset
-pagination, ``column > last``): no OFFSET, no server-side cursor, no more than
-``batch_size`` rows in memory per column. Reading in the column's order is what lets the
-checks find a repeat by comparing each value with the one before it.
-"""
+"""Reading a column in batches with bounded memory (keyset pagination on its index), and
+several columns as one sorted run."""
 
 from __future__ import annotations
 

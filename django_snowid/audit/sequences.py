@@ -1,14 +1,5 @@
-"""The findings in the columns of named sequences: values above the sequence's mark.
-
-A mark is the largest value its sequence may have issued; it only ever rises, and both
-stores keep it in the database. A value above it was not issued by the sequence (or the
-mark went back: a restore of an old backup), and the next values will repeat it. One
-query per field (``column > mark``, on the column's index), not a scan.
-
-A daily sequence has a mark per day, and its rows do not say their day: their values are
-compared with the largest of its marks. Text fields (``SequenceTextField``) are not
-read: their values are texts of a template.
-"""
+"""The findings in the columns of named sequences: values above the sequence's mark (a
+daily sequence's largest), one indexed query per field; text fields are not read."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
 """The findings in Snowflake columns: ids from the future, ids outside their layout, and
-one worker id used twice in one tick. The legacy ids of an adopted model (below the first
-Snowflake id of its switch) are counted, not checked.
-
-The fields of one layout name share one generator per process, so no two of their ids
-may hold the same tick, node and sequence (the shard bits, which come from the row, set
-aside). The columns of a layout are read as one sorted run, where such a pair is
-adjacent: a repeat is found by comparing each id with the one before it.
-"""
+one worker id used twice in one tick (a layout's columns read as one sorted run, shard
+bits aside). Legacy ids are counted, not checked."""
 
 from __future__ import annotations
 
@@ -36,8 +30,8 @@ def _by_layout(fields: Iterable[Any]) -> dict[str, tuple[Layout, list[Any]]]:
 
 
 def _leased_limit(layout: Layout) -> int | None:
-    """The number of values the leased (last) node part can take under these settings,
-    when a pool size makes it smaller than the part's bits allow."""
+    """How many values the leased node part can take, when a pool size limits it."""
+
     if conf.WORKER_ID_SOURCE not in LEASE_SOURCES or not conf.WORKER_POOL_SIZE:
         return None
     if not layout.node_parts:

@@ -1,16 +1,6 @@
-"""Connections of our own, outside the caller's transaction.
-
-State written in the caller's transaction is rolled back with it. What must
-outlive the request (a worker-id lease, a sequence's mark published to Redis) is written
-on a connection of its own, in autocommit:
-
-- :func:`on_own_connection` runs a function in a thread of its own, whose connections
-  Django opens for that thread and we close when it ends: nothing stays open between
-  calls (leases: a few statements a lease's lifetime);
-- :func:`own_connection` keeps one connection a thread and database, open between calls
-  (the marks of named sequences, raised while values are drawn); a forked child opens
-  its own, and :func:`close_own_connections` closes them (before dropping a database).
-"""
+"""Connections of our own, in autocommit outside the caller's transaction, for what must
+outlive its rollback: :func:`on_own_connection` (closed after each call) and
+:func:`own_connection` (kept per thread and database)."""
 
 from __future__ import annotations
 
@@ -29,14 +19,7 @@ T = TypeVar("T")
 
 
 def on_own_connection(function: Callable[[], T]) -> T:
-    """Run ``function`` in a thread of its own: Django gives that thread connections of
-    its own, in autocommit, and we close them when it ends.
-
-    A lease written in the caller's transaction would vanish with its rollback (the
-    first id of a process is often made in ``pre_save`` inside a request's
-    ``atomic()``). Nothing stays open between calls, so a fork inherits no connection
-    and a test runner can drop its test database.
-    """
+    """Run ``function`` in a thread of its own, on autocommit connections closed after it."""
     outcome: list[Any] = []
 
     def run() -> None:
@@ -60,8 +43,8 @@ _local = threading.local()
 
 
 def own_connection(alias: str) -> Any:
-    """This thread's own connection to the database ``alias`` (in autocommit, whatever
-    transaction the thread's usual connection is in)."""
+    """This thread's own autocommit connection to the database ``alias``."""
+
     own: dict[str, tuple[int, Any]] | None = getattr(_local, "connections", None)
     if own is None:
         own = _local.connections = {}

@@ -1,12 +1,5 @@
-"""One statement that changes a row and hands back one integer: one round trip, no SELECT.
-
-PostgreSQL and SQLite: ``... RETURNING expr``. MariaDB/MySQL have no RETURNING on UPDATE
-or on upserts: the value goes through ``LAST_INSERT_ID(expr)``, which the client library
-returns with the statement's reply. Named sequences (:mod:`django_snowid.sequences.stores.database`)
-and the database order store (:mod:`django_snowid.orders.stores.database`) build their
-statements with :func:`returned` and :func:`returning` and run them with :func:`execute`,
-on a cursor kept per connection (:func:`django_snowid.db.private.kept_cursor`).
-"""
+"""One statement that changes a row and hands back one integer: one round trip, no SELECT
+(``RETURNING``, or ``LAST_INSERT_ID(expr)`` on MariaDB/MySQL)."""
 
 from __future__ import annotations
 
@@ -22,8 +15,7 @@ _built: dict[tuple[str, str, str], Any] = {}
 
 
 def returned(connection: Any, expr: str) -> str:
-    """``expr``, where a statement assigns it, made the value the statement hands back on
-    MariaDB/MySQL (elsewhere :func:`returning` names it)."""
+    """``expr``, made the value the statement hands back on MariaDB/MySQL."""
     return f"LAST_INSERT_ID({expr})" if connection.vendor == "mysql" else expr
 
 
@@ -42,13 +34,12 @@ def built(connection: Any, what: str, build: Callable[[Any], T]) -> T:
 
 
 def execute(connection: Any, sql: str, params: Sequence[Any] | Mapping[str, Any]) -> int | None:
-    """Run ``sql`` in whatever transaction ``connection`` is in; the value it handed back,
-    or ``None`` if it changed no row."""
+    """Run ``sql``; the value it handed back, or ``None`` if it changed no row."""
     cursor = kept_cursor(connection)
     cursor.execute(sql, params)
     if connection.vendor == "mysql":
         return last_insert_id(cursor) if cursor.rowcount else None
-    # The statement's only row: fetching it steps SQLite's statement to its end, which
-    # ends its implicit transaction.
+    # Fetching the only row ends SQLite's implicit transaction.
+
     row = cursor.fetchone()
     return None if row is None else int(row[0])

@@ -1,13 +1,5 @@
 """Our tables when they are missing: a store refuses, naming ``migrate``, and never falls
-back to anything private to one process.
-
-- :func:`missing_message` is what a store and a check say then;
-- :func:`missing_tables` lists the tables of some models absent from a database (checks);
-- :func:`inside_migrate`: Django's ``migrate`` runs the database checks itself before it
-  creates any table, so the checks of missing tables stay silent there;
-- :class:`CreateModelIfMissing`: a ``CreateModel`` that leaves a table already there
-  alone (one that a ``pre_migrate`` receiver created first).
-"""
+back to anything private to one process."""
 
 from __future__ import annotations
 
@@ -60,8 +52,7 @@ def inside_migrate() -> bool:
 
 
 class CreateModelIfMissing(CreateModel):
-    """``CreateModel``, whose table may exist already: created by a ``pre_migrate``
-    receiver before this migration ran, in this migration's shape."""
+    """``CreateModel`` that leaves a table a ``pre_migrate`` receiver created alone."""
 
     def database_forwards(
         self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any

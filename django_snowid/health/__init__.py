@@ -1,18 +1,6 @@
-"""Checks for django-health-check (``pip install django-snowid[health]``): one per part of
-django-snowid the project uses, each with a message that says what to do.
-
-Add them to the project's ``HealthCheckView`` (the view-based API of django-health-check
-3.24 and 4.x)::
-
-    from django_snowid.health import checks_in_use
-    from health_check.views import HealthCheckView
-
-    path("ht/", HealthCheckView.as_view(checks=[..., *checks_in_use()]))
-
-or name them one by one (``"django_snowid.health.WorkerLease"``, ...). Each check runs
-its probe (a plain function of :mod:`.probes`, which knows nothing of django-health-check)
-and turns its findings into django-health-check's exceptions: ``ServiceUnavailable`` for
-what stops ids or numbers being issued, ``ServiceWarning`` for what will.
+"""Checks for django-health-check, one per part of django-snowid the project uses
+(:func:`checks_in_use`): each runs a probe of :mod:`.probes` and raises
+``ServiceUnavailable`` for what stops issuing, ``ServiceWarning`` for what will.
 """
 
 from __future__ import annotations
@@ -110,6 +98,6 @@ class SequenceStore(_Check):
 
 
 def checks_in_use() -> list[str]:
-    """The dotted paths of the checks for the parts this project uses (settings, fields
-    and installed apps), for ``HealthCheckView.as_view(checks=...)``."""
+    """The dotted paths of the checks for the parts this project uses."""
+
     return [f"{__name__}.{name}" for name in probes.parts_in_use()]

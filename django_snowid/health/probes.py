@@ -1,11 +1,5 @@
-"""What the health checks find, as plain findings (no django-health-check here).
-
-Each probe is cheap enough for every request of a health endpoint: leases, this
-process's bookkeeping and one listing of the lease store; Redis, one PING; the clock, one
-index lookup per Snowflake column; time bits, arithmetic; order numbers, one read per
-stream; sequences, one query of the marks (and one read per sequence where a store raises
-its marks ahead).
-"""
+"""What the health checks find, as plain findings; each probe is cheap enough for every
+request of a health endpoint."""
 
 from __future__ import annotations
 

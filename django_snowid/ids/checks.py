@@ -1,6 +1,4 @@
-"""System checks of Snowflake ids: the epoch, the layouts, the clock tolerance, public
-ids, and apps whose ``default_auto_field`` hides ``DEFAULT_AUTO_FIELD`` (the fields check
-their own options)."""
+"""System checks of Snowflake ids (the fields check their own options)."""
 
 from __future__ import annotations
 
@@ -127,8 +125,7 @@ def check_public_ids(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
 
 
 def _project_app(config: Any) -> bool:
-    """An app of the project itself: not Django's own, not an installed distribution
-    (their authors chose their keys; SILENCED_SYSTEM_CHECKS is for the rest)."""
+    """An app of the project itself: not Django's own, not an installed distribution."""
     path = str(getattr(config, "path", ""))
     if config.name.startswith("django.") or config.name == "django_snowid":
         return False  # ours keeps BigAutoField for its bookkeeping tables on purpose
@@ -136,9 +133,7 @@ def _project_app(config: Any) -> bool:
 
 
 def check_app_default_auto_field(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """``startapp`` writes ``default_auto_field = "django.db.models.BigAutoField"`` into a
-    new app's ``apps.py``; it silently wins over a ``DEFAULT_AUTO_FIELD`` that names ours,
-    and the admin mixin then has nothing to decode."""
+    """Apps whose ``default_auto_field`` silently wins over a ``DEFAULT_AUTO_FIELD`` of ours."""
 
     try:
         ours = issubclass(import_string(settings.DEFAULT_AUTO_FIELD), SnowflakeAutoField)

@@ -1,8 +1,4 @@
-"""Model fields whose values are Snowflake ids allocated in Python before the INSERT.
-
-Imported as ``django_snowid.fields.SnowflakeField`` and ``...SnowflakeAutoField`` (the
-path migrations write).
-"""
+"""Model fields whose values are Snowflake ids allocated in Python before the INSERT."""
 
 from __future__ import annotations
 
@@ -32,11 +28,7 @@ def _assigned_on_save() -> None:
 
 
 class _SnowflakeMixin(IssuedField):
-    """What both fields share: an optional layout name and access to its generator.
-
-    ``shard_from`` names an attribute (e.g. ``"user_id"``) whose low bits fill the
-    layout's shard part, so that ``id % 2**shard_bits == user_id % 2**shard_bits``.
-    """
+    """What both fields share: a layout, its generator, and ``shard_from``."""
 
     kind = SNOWFLAKE
     public_module = "django_snowid.fields"
@@ -54,16 +46,13 @@ class _SnowflakeMixin(IssuedField):
         self.layout_name = layout
         self.database_ids = database_ids
         if database_ids and django.VERSION >= (5, 0) and "db_default" not in kwargs:
-            # Rows inserted without this column (COPY, INSERT ... SELECT) get an id from
-            # the database. A migration keeps the geometry it was made with (a layout
-            # change is an AlterField); E601 refuses Django 4.2, E602/E603 other backends.
+            # Rows inserted without this column (COPY, INSERT ... SELECT) get a database id.
             with contextlib.suppress(LayoutError):  # E003/E101 say why
                 kwargs["db_default"] = SnowflakeDefault(Geometry.of(get_layout(layout)).key)
         super().__init__(*args, **kwargs)
 
     def get_default(self) -> Any:
-        # Django's own inserts fill the value in Python (pre_save), also with a db_default:
-        # a new instance holds None, never Django's DatabaseDefault.
+        # A new instance holds None, never DatabaseDefault: pre_save fills the value.
         return super().get_default() if self.has_default() else None
 
     @property
@@ -80,8 +69,7 @@ class _SnowflakeMixin(IssuedField):
             return get_generator(self.layout_name).next_id()
         if instance is None:
             raise TypeError(f"shard_from={self.shard_from!r}: new_id() needs the instance.")
-        # Read (and refuse) the shard source before an id is taken: a bad value costs
-        # nothing. The generator leaves the shard bits at 0.
+        # Refuse a bad shard source before an id is taken.
         shard = self.layout.shard_of(self.shard_source(instance))
         return get_generator(self.layout_name).next_id() | shard
 
@@ -121,44 +109,35 @@ class _SnowflakeMixin(IssuedField):
         return [*self.check_shard_from(), *self.check_shard_spread(layout.shard_bits)]
 
     def values_end(self) -> tuple[int, int, str]:
-        # A layout with shard bits ends with them, and above those its sequence, whose low
-        # spread_bits are evenly spread.
+
         layout = self.layout
         spread = layout.spread_bits or 0
         return layout.shard_bits, spread, f"layout {layout.name!r}, spread_bits={spread}"
 
 
 class SnowflakeField(_SnowflakeMixin, models.BigIntegerField):
-    """A BIGINT filled with a new Snowflake id on insert when it is empty.
-
-    Unique and not editable by default. It may serve as a primary key too, but
-    :class:`SnowflakeAutoField` is the drop-in replacement for ``BigAutoField``.
-    """
+    """A BIGINT filled with a new Snowflake id on insert when empty (unique, not editable)."""
 
     description = "Snowflake id (64-bit, time-ordered)"
 
 
 class SnowflakeAutoField(_SnowflakeMixin, models.BigAutoField):
-    """Drop-in replacement for ``BigAutoField`` (and a valid ``DEFAULT_AUTO_FIELD``): a
-    plain BIGINT column whose value is set in Python before the INSERT, on ``save()`` and
-    ``bulk_create()`` alike."""
+    """Drop-in replacement for ``BigAutoField``: a BIGINT set in Python before the INSERT."""
 
     description = "Snowflake primary key (64-bit, time-ordered)"
-    # The value is known before the INSERT: no RETURNING clause, no last_insert_id().
     db_returning = False
     # A default (None until save()) lets Model._save_table() INSERT without an UPDATE first.
     generated_defaults = {"default": _assigned_on_save}
 
     def get_internal_type(self) -> str:
-        # Drives the column type, the schema editor and the value range: a plain bigint
-        # (migrating from BigAutoField drops the identity/AUTO_INCREMENT property).
+        # A plain bigint column (no identity/AUTO_INCREMENT).
         if self._is_through_pk():
             return "BigAutoField"
         return "BigIntegerField"
 
     def _is_through_pk(self) -> bool:
-        """Whether this is the pk of an auto-created many-to-many table, which keeps a
-        database-generated bigint (see CONTRIBUTING.md, "Project layout")."""
+        """Whether this is the pk of an auto-created many-to-many table (database ids)."""
+
         model = getattr(self, "model", None)
         return model is not None and bool(model._meta.auto_created)
 

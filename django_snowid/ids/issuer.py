@@ -1,6 +1,5 @@
-"""This process's generators, one per layout name (dropped when the settings change,
-their lease is lost or the process forks), the fork guard, and ``next_id``, ``next_ids``
-and ``decode``."""
+"""This process's generators, one per layout name, the fork guard, and ``next_id``,
+``next_ids`` and ``decode``."""
 
 from __future__ import annotations
 
@@ -61,19 +60,12 @@ def next_ids(count: int, *, layout: str | None = None) -> list[int]:
 
 
 def decode(value: int | str, *, layout: str | Layout | None = None) -> DecodedId:
-    """Take an id apart: time (aware UTC), named node parts and sequence.
-
-    ``layout`` is a name from the settings (default ``SNOWID_LAYOUT``) or a
-    :class:`~django_snowid.core.Layout`. Raises :class:`~django_snowid.exceptions.InvalidId`
-    (a ``ValueError``) naming the value and the valid range for anything that is not
-    an id of that layout.
-    """
+    """Take an id of ``layout`` (a name or a Layout) apart, or raise :class:`InvalidId`."""
     return get_layout(layout).decode(value)
 
 
 class _Reporter(Reporter):
-    """What a generator of ``layout`` tells of its waits and refusals: counted, and
-    logged when an operator should hear of it (a full tick is counted only)."""
+    """Counts (and, when it matters, logs) a ``layout`` generator's waits and refusals."""
 
     def __init__(self, layout: str) -> None:
         self.layout = layout
@@ -198,11 +190,8 @@ def _retire(key: str, generator: SnowflakeGenerator | None) -> None:
 
 
 def reset() -> None:
-    """Forget every generator; the next call builds them from the settings.
+    """Forget every generator and release its lease; runs when a setting changes."""
 
-    Leases held for the dropped generators are released. Runs whenever a ``SNOWID_*``
-    setting changes (``conf.on_settings_changed``).
-    """
     with _lock:
         generators = list(_generators.items())
         _generators.clear()

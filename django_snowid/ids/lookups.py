@@ -1,9 +1,4 @@
-"""Lookups by creation time that compile to a range on the id column (its index serves).
-
-``Order.objects.filter(pk__created_after=moment)`` is ``WHERE id >= <smallest id of the
-tick containing moment>``: no function on the column, so the primary-key index (or the
-unique index of a ``SnowflakeField``) answers it.
-"""
+"""Lookups by creation time that compile to a range on the id column (its index serves)."""
 
 from __future__ import annotations
 

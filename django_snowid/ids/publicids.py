@@ -30,8 +30,7 @@ MAX_LENGTH = 255
 
 
 def new_alphabet() -> str:
-    """sqids' 62 letters and digits in a fresh random order (``secrets``): a
-    ``SNOWID_PUBLIC_ID_ALPHABET`` of the project's own."""
+    """A fresh random ``SNOWID_PUBLIC_ID_ALPHABET`` (sqids' 62 letters and digits)."""
     return "".join(secrets.SystemRandom().sample(DEFAULT_ALPHABET, len(DEFAULT_ALPHABET)))
 
 
@@ -60,8 +59,7 @@ def encode_id(value: int) -> str:
 
 
 def decode_id(text: object) -> int:
-    """The id a public id stands for, or :class:`InvalidPublicId` (a ``ValueError``); only
-    the canonical string of an id is accepted (a row has one public address)."""
+    """The id a canonical public id stands for, or :class:`InvalidPublicId`."""
     if not isinstance(text, str) or not 0 < len(text) <= MAX_LENGTH:
         raise InvalidPublicId(f"{text!r} is not a public id.")
     sqids = coder()
@@ -75,8 +73,7 @@ def decode_id(text: object) -> int:
 
 
 class PublicIdConverter:
-    """A path converter: ``<snowid_public:pk>`` gives the view the int id; a string that is
-    not a public id matches no URL."""
+    """A path converter: ``<snowid_public:pk>`` gives the view the int id."""
 
     regex = "[^/]+"
 

@@ -1,20 +1,8 @@
 """What an operator counts: plain integers, kept here and read at scrape time.
 
-Nothing here imports ``prometheus_client``; :mod:`.collector` turns the counts into
-Prometheus metrics when ``SNOWID_METRICS`` is on, or, in prometheus_client's multiprocess
-mode, :mod:`.multiprocess` writes them into its files. Two kinds of counts:
-
-- events off the hot path (refusals, waits, recoveries, leases taken and lost, renewal
-  latencies): :func:`count` and :func:`observe`, a dictionary update under a lock, on
-  paths that already wait for a store, a clock or a lock; counted whatever the settings;
-- values issued: each issuer counts its own in a plain int (order numbers and sequence
-  values only with ``SNOWID_METRICS`` on, read once when the issuer is made), and a
-  Snowflake generator counts nothing on its fast path: it knows how many ids it handed
-  out from what is left of its tick (:meth:`~django_snowid.core.generator.
-  SnowflakeGenerator.issued`). Both are read at scrape time (:func:`register`).
-
-Labels stay low-cardinality: a layout, a stream, a store, a declared sequence name, a
-cause; never an id or a number.
+Events off the hot path go through :func:`count` and :func:`observe`; issuers count what
+they issue themselves and are read at scrape time (:func:`register`). Labels stay
+low-cardinality: never an id or a number.
 """
 
 from __future__ import annotations
@@ -73,16 +61,14 @@ def count(name: str, *labels: str, by: int = 1) -> None:
         _counts[(name, labels)] += by
 
 
-#: A refusal of a kind (part, cause) is logged at most once in this many seconds; the
-#: next line says how many were not. An outage refuses every call: one line, not thousands.
+#: A refusal of a kind (part, cause) is logged at most once in this many seconds.
 REFUSAL_LOG_EVERY_S = 10.0
 _now = time.monotonic  # tests move it
 _logged: dict[tuple[str, str], tuple[float, int]] = {}
 
 
 def refused(logger: logging.Logger, part: str, cause: str, message: str) -> None:
-    """Count a refusal of ``part`` for ``cause`` and log it (an ERROR ``Refused: ...``
-    line, at most one of a kind every :data:`REFUSAL_LOG_EVERY_S` seconds)."""
+    """Count a refusal of ``part`` for ``cause`` and log it (rate-limited)."""
     count("refusals", part, cause)
     now = _now()
     with _lock:
@@ -156,9 +142,7 @@ def take_observations() -> list[tuple[str, float]]:
 
 
 def multiprocess_dir() -> str | None:
-    """The directory of prometheus_client's multiprocess mode (``PROMETHEUS_MULTIPROC_DIR``,
-    or its older lower-case name), if set: the worker processes of a pool each write their
-    counts there."""
+    """``PROMETHEUS_MULTIPROC_DIR`` (or its lower-case name), if set."""
     return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or os.environ.get(
         "prometheus_multiproc_dir"  # noqa: SIM112 (prometheus_client still reads it)
     )
@@ -170,9 +154,7 @@ def latency() -> dict[str, tuple[list[tuple[str, int]], float]]:
         return {store: (h.cumulative(), h.sum) for store, h in _latency.items()}
 
 
-#: What a live object counted itself, read at scrape time and added to the counters:
-#: callables yielding (counter name, label values, count so far). The issuers register
-#: one each; an issuer that is dropped adds its count to the counters first (``count``).
+#: Callables yielding (counter name, label values, count so far), added at scrape time.
 Live = Callable[[], Iterator[tuple[str, tuple[str, ...], int]]]
 _live: list[Live] = []
 
@@ -214,8 +196,8 @@ def reset() -> None:
 
 
 def _after_fork_in_child() -> None:
-    # A child is a new process: its counters start at zero (Prometheus's rate() reads a
-    # reset as such); the parent may have held the lock while forking.
+    # A child's counters start at zero; the parent may have held the lock while forking.
+
     global _lock
     _lock = threading.Lock()
     _counts.clear()

@@ -1,11 +1,5 @@
-"""The Prometheus side of :mod:`django_snowid.metrics`: a custom collector that reads the
-plain counts at scrape time, so that issuing an id never calls ``prometheus_client``.
-
-``SNOWID_METRICS = True`` registers :class:`SnowidCollector` with prometheus_client's
-default registry when Django starts (``AppConfig.ready``); expose it as the project
-already does (django-prometheus, ``prometheus_client.make_wsgi_app``, a view calling
-``generate_latest``).
-"""
+"""The Prometheus side of :mod:`django_snowid.metrics`: a collector that reads the plain
+counts at scrape time (registered when ``SNOWID_METRICS`` is on)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""prometheus_client's multiprocess mode (gunicorn, uWSGI): each process writes what it
-counted into prometheus_client's files, which a ``MultiProcessCollector`` sums.
-
-A custom collector is not read in that mode: the scrape reads the files of every process.
-So when Django starts with ``PROMETHEUS_MULTIPROC_DIR`` set (and ``SNOWID_METRICS``), the
-counts of :mod:`django_snowid.metrics` are written into prometheus_client's own metrics by
-:func:`flush`: at the end of every request (``request_finished``), every
-:data:`FLUSH_EVERY_S` from a thread that the first flush starts, and at exit. Issuing
-never calls prometheus_client: the issuers still count plain integers.
+"""prometheus_client's multiprocess mode: :func:`flush` writes this process's counts into
+prometheus_client's files, at each request's end, every :data:`FLUSH_EVERY_S` and at exit.
 """
 
 from __future__ import annotations
@@ -41,10 +34,7 @@ FILL_WINDOW_S = 60.0
 
 
 class Flusher:
-    """Writes the counts of this process into prometheus_client's metrics: the counters
-    by what they rose since the previous flush, each lease renewal observed, and (``gauges``)
-    the two gauges. ``registry``: where the metrics are registered (None: nowhere, as the
-    multiprocess mode wants; tests pass one of their own)."""
+    """Writes this process's counts since the previous flush into prometheus_client's metrics."""
 
     def __init__(
         self,
@@ -125,8 +115,7 @@ class Flusher:
             _flush_safely(self, gauges=True)
 
     def after_fork_in_child(self) -> None:
-        """A child counts from zero (its issuers' counts were reset) into files of its own;
-        the parent's thread and locks are not its own."""
+        """A child counts from zero, with its own thread and locks."""
         self._lock = threading.Lock()
         self._written.clear()
         self._fills.clear()
@@ -153,9 +142,9 @@ def _flush_safely(flusher: Flusher, *, gauges: bool = False) -> None:
 
 
 def flush(**kwargs: Any) -> None:
-    """Write this process's counts into the multiprocess files now (a request's end does
-    it; call it after work done outside requests, say in Celery's ``task_postrun``), and
-    from then on every :data:`FLUSH_EVERY_S`. Nothing without the multiprocess mode."""
+    """Write this process's counts into the multiprocess files now, then every
+    :data:`FLUSH_EVERY_S` (nothing without the multiprocess mode)."""
+
     if not _flusher:
         return
     flusher = _flusher[0]

@@ -1,5 +1,4 @@
-"""Decoding pasted tokens: the reading chosen or detected for each, and the rows of ours
-that hold it."""
+"""Decoding pasted tokens: the reading of each, and the rows of ours that hold it."""
 
 from __future__ import annotations
 
@@ -33,8 +32,7 @@ def reading_choices() -> list[tuple[str, str]]:
 
 
 class _Reader:
-    """The reading(s) of a request, resolved once for all its tokens: the chosen field or
-    layout, or for detection every reading of the project."""
+    """The reading(s) of a request, resolved once for all its tokens."""
 
     def __init__(self, reading: str) -> None:
         self.error = ""
@@ -79,13 +77,8 @@ def decode_tokens(
     now: datetime | None = None,
     visible: Callable[[type[models.Model]], bool] | None = None,
 ) -> list[DecodedRow]:
-    """Decode pasted tokens. ``reading``: "" (detect), ``field:<label>`` or
-    ``layout:<name>``.
-
-    Each row's ``holders`` are the rows of our fields (of its reading) that hold its value:
-    one query per field, whatever the number of tokens. ``visible`` limits them to the
-    models it accepts (the admin: those the user may view); detection ranks by them too.
-    """
+    """Decode pasted tokens by ``reading`` ("" detects, ``field:<label>``, ``layout:<name>``),
+    with the rows holding each value among the models ``visible`` accepts."""
     now = now or datetime.now(timezone.utc)
     reader = _Reader(reading)
     rows = []
@@ -123,8 +116,8 @@ def _when(moment: datetime) -> str:
 def _detect(
     row: DecodedRow, now: datetime, readings: list[Reading], holders: list[Holder]
 ) -> Reading:
-    """Read ``row`` the way that fits best: a reading whose field holds the value (in a row
-    that exists) first, then one whose time is plausible, then the time closest to now."""
+    """Read ``row`` the way that fits best: held value, then plausible time, then nearest time."""
+
     candidates = []
     notes: list[str] = []
     for index, reading in enumerate(readings):

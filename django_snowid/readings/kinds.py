@@ -1,6 +1,4 @@
-"""Readings: one way to read a value (a Snowflake layout or an order-number format), a
-class per kind of field, each knowing its label, its parts, its diagram and its legacy
-values."""
+"""Readings: a way to read a value (a layout or an order-number format), a class per kind."""
 
 from __future__ import annotations
 
@@ -36,8 +34,7 @@ _Y2000 = datetime(2000, 1, 1, tzinfo=timezone.utc)
 
 @dataclass(frozen=True)
 class Reading:
-    """A way to read a value, with the fields of ours that store values of it and the
-    earliest time a value of it can plausibly have."""
+    """A way to read a value, with the fields that store it and its earliest plausible time."""
 
     label: str
     decode: Callable[[int], Any]
@@ -157,8 +154,7 @@ class SnowflakeReading(Reading, kind=inventory.SNOWFLAKE, what="a Snowflake id")
         row.counter_text = f"sequence {decoded.sequence}"
 
     def legacy(self, row: DecodedRow) -> bool:
-        """A value below the first Snowflake id of an adopted model it belongs to (a row
-        of it holds the value, or this reading is that model's) is a legacy id."""
+        """A value below the first Snowflake id of its adopted model is a legacy id."""
         for held in [h.field for h in row.holders] or self.fields:
             if not held.primary_key:
                 continue
@@ -206,8 +202,7 @@ def field_reading(field: Any) -> Reading:
 
 
 def layout_reading(layout: Layout, names: list[str], fields: list[Any]) -> Reading:
-    """The reading of the layout called ``names``, with the Snowflake fields among ``fields``
-    that use it."""
+    """The reading of the layout called ``names``, with the fields among ``fields`` using it."""
     label = ", ".join(f"“{name}”" for name in names)
     label = f"Snowflake layout{'s' if len(names) > 1 else ''} {label}"
     ours = tuple(
@@ -219,8 +214,8 @@ def layout_reading(layout: Layout, names: list[str], fields: list[Any]) -> Readi
 
 
 def readings_of(fields: list[Any]) -> list[Reading]:
-    """Every reading of the project: a reading per configured layout (the default first;
-    layouts that split bits alike are one), then one per order-number format."""
+    """Every reading of the project: per layout (default first), then per order format."""
+
     names: dict[Layout, list[str]] = {}
     for name in layout_names():
         try:

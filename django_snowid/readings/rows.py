@@ -90,8 +90,8 @@ def parse_token(raw: str) -> int:
 
 
 def time_texts(moment: datetime, *, milliseconds: bool) -> tuple[str, str, str]:
-    """(UTC, site time, the site's zone name) of ``moment``, as text: milliseconds for
-    ids, whole seconds for order numbers."""
+    """(UTC, site time, the site's zone name) of ``moment``, as text."""
+
     spec = "%Y-%m-%d %H:%M:%S.%f" if milliseconds else "%Y-%m-%d %H:%M:%S"
     cut = -3 if milliseconds else None
     utc = moment.astimezone(timezone.utc).strftime(spec)[:cut]

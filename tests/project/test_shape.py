@@ -16,7 +16,7 @@ DISPATCH = re.compile(r"""(==|!=)\s*["'](order|snowflake|redis|slot|database|mem
 SKIPPED = (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
 
 #: Ceilings: lower them as the package improves, never raise them.
-MOST_PROSE = 0.178
+MOST_PROSE = 0.146
 MOST_DISPATCH_SITES = 0
 
 

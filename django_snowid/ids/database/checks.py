@@ -156,9 +156,8 @@ def check_database_nodes(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
 def check_database_defaults(
     app_configs: Any = None, databases: Iterable[str] | None = None, **kwargs: Any
 ) -> list[CheckMessage]:
-    """W600: columns whose database default is missing or stale (``migrate`` and
-    ``check --database`` run it); not those of an app with migrations still to apply,
-    which ``migrate`` is about to create or change."""
+    """W600: columns whose database default is missing or stale (migrated apps only)."""
+
     messages: list[CheckMessage] = []
     for alias in databases or ():
         rows = missing(alias)

@@ -1,11 +1,5 @@
-"""The column default of a field with ``database_ids=True``: ``db_default`` (Django 5.0+)
-set to an expression that calls the geometry's function on PostgreSQL.
-
-Migrations write the geometry's key, so a layout whose bits change makes a new
-``AlterField`` (``ALTER COLUMN ... SET DEFAULT`` the new function). Other backends get
-``NULL`` (no default): the system checks refuse the option there (E602, E603), and the
-column is filled in Python as always.
-"""
+"""The ``db_default`` of a field with ``database_ids=True``: a call of the geometry's
+function on PostgreSQL (by its key, which migrations write), ``NULL`` elsewhere."""
 
 from __future__ import annotations
 

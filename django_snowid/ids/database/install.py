@@ -1,12 +1,6 @@
 """Installing the database default's SQL in each PostgreSQL database whose models ask for
-it, before any migration can create a column whose default calls it.
-
-``pre_migrate`` installs the functions of the installed fields with ``database_ids=True``
-and of every such field that the migrations about to run create or alter (an older
-geometry included), in the database being migrated: on a fresh database, in the test
-runner's, and on every ``migrate``. ``post_migrate`` installs them again and records
-each database's node value in the lease table (which exists only then).
-"""
+it: ``pre_migrate``, before any column's default calls it, and ``post_migrate``, which
+also records each database's node value."""
 
 from __future__ import annotations
 
@@ -90,8 +84,8 @@ def wanted(alias: str, plan: Iterable[tuple[Any, bool]] | None = None) -> dict[G
 
 
 def install(alias: str, plan: Iterable[tuple[Any, bool]] | None = None) -> list[Geometry]:
-    """Create or replace the sequence and functions of every geometry ``alias`` needs;
-    nothing on a database other than PostgreSQL. Returns the geometries installed."""
+    """Install every geometry ``alias`` needs (PostgreSQL only); the geometries installed."""
+
     connection = connections[alias]
     if connection.vendor != "postgresql":
         return []

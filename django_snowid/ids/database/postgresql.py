@@ -1,41 +1,10 @@
-"""The SQL text of the database default on PostgreSQL: a sequence, a SQL function and a
-PL/pgSQL helper per geometry (``geometry.py``), installed in every database whose fields
-ask for it, each with the node value reserved for that database.
+"""The SQL text of the database default on PostgreSQL: per geometry a sequence whose value
+is the last id issued, an inlinable SQL function, and a PL/pgSQL helper that moves the
+sequence to a new tick (docs/database-ids.rst says how).
 
-The sequence's value IS the last id issued (its increment is one sequence step). The
-column default ``snowid_next_id_<geometry>()`` is a ``LANGUAGE sql`` function whose body
-is one expression, which PostgreSQL inlines into the default of a ``COPY`` or ``INSERT``:
-
-    CASE WHEN nextval(seq) >> node_shift = (tick of clock_timestamp()) << node_bits | node
-         THEN lastval()                    -- that nextval's value: an id of this tick
-         ELSE snowid_advance_<geometry>()  -- a new tick, a full one, or a clock gone back
-    END
-
-``lastval()`` is the value this session's ``nextval`` just returned (cheaper than
-``currval``, which opens the sequence). ``clock_timestamp()``, never ``now()``: ``now()``
-is the transaction's start, the same for every row of a ``COPY``. A value of
-the sequence is handed out once whatever happens; it is an id only when its time and
-node parts are the clock's tick and this database's node, so no id repeats while the
-sequence never moves back.
-
-The helper runs under an advisory lock of the session (released before it returns or
-raises: a transaction-scoped lock would be held until a long ``COPY`` commits, and
-stall every other writer at its next tick). It takes a fresh value and:
-
-- returns it when it is in this node's ids of the clock's tick, or of a later tick no
-  further ahead than the tolerance (a clock that stepped back a little: continue on the
-  last tick, as ``SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS`` lets Python wait);
-- raises SQLSTATE ``SNW01`` when the last tick issued is ahead of the clock by more than
-  the tolerance: no id is issued;
-- waits (``pg_sleep``) for the next tick when this tick's sequence is used up;
-- otherwise moves the sequence (``setval``) to the clock's tick: the tick's first id of
-  this node plus a random offset below ``2**spread_bits`` sequence steps, as the Python
-  generator spreads low bits (no offset right after a tick whose ids ran out).
-
-The move only goes forward: the target is above the value just drawn, and between that
-draw and the ``setval`` other sessions can draw at most one value each outside the lock
-(one in the fast path, before they queue here), far fewer than the values of the other
-node values that lie between two ticks of one node.
+Invariants: the sequence only moves forward; the helper's advisory lock is the session's,
+released before it returns or raises (a transaction lock would stall writers until a long
+``COPY`` commits).
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""The node values databases issue ids from: the top ``SNOWID_DATABASE_NODES`` values of
-a layout's worker-id pool (``workers.pool``, which never hands them to a process), one a
-database, recorded as worker-id leases that never expire (``snowid_workers`` lists them).
-
-A database is numbered by its place among the PostgreSQL databases of ``DATABASES``, in
-the order of the setting (each shard behind a router its own; aliases of one database,
-such as a test mirror, share one): the first takes the pool's top value, the next the one
-below. Keep the order when adding databases (append them).
-"""
+"""The node values databases issue ids from: the top ``SNOWID_DATABASE_NODES`` values of a
+layout's worker-id pool, one a PostgreSQL database in ``DATABASES`` order, recorded as
+leases that never expire."""
 
 from __future__ import annotations
 
@@ -75,12 +69,8 @@ def owner_of(alias: str) -> str:
 
 
 def record(layout: Layout, alias: str) -> bool:
-    """Record the reservation of ``alias``'s node value of ``layout`` as a lease that never
-    expires, in the lease table; ``False`` while that table does not exist yet.
-
-    Raises :class:`WorkerIdError` when a process holds that node value (a lease taken
-    before the reservation): its ids and the database's could collide.
-    """
+    """Record ``alias``'s node value of ``layout`` as a lease that never expires (``False``
+    without the lease table); :class:`WorkerIdError` when a process holds it."""
     pool = _pool(layout)
     node = pool.database_node(database_index(alias))
     model = apps.get_model("django_snowid", "WorkerLease")
@@ -111,8 +101,8 @@ def record(layout: Layout, alias: str) -> bool:
 
 
 def reservations() -> list[dict[str, Any]]:
-    """The node values databases hold, as ``snowid_workers`` lists leases (none while
-    the lease table does not exist)."""
+    """The node values databases hold, as ``snowid_workers`` lists leases."""
+
     model = apps.get_model("django_snowid", "WorkerLease")
     try:
         rows = list(

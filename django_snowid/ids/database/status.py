@@ -24,11 +24,9 @@ def _expected(field: Field) -> SnowflakeDefault | None:
 
 
 def column_rows(alias: str | None = None) -> list[dict[str, Any]]:
-    """One row a column and PostgreSQL database: its table, column, the function its
-    default should call, the default it has, and ``state``: ``ok``, ``missing`` (no
-    default: run ``migrate``), ``stale`` (another default: a layout changed, run
-    ``makemigrations`` and ``migrate``), ``no function`` (``snowid_database_ids
-    install``) or ``wrong node``."""
+    """One row a column and PostgreSQL database: its default, the one it should have, and
+    ``state`` (``ok``, ``missing``, ``stale``, ``no function`` or ``wrong node``)."""
+
     rows = []
     aliases = [alias] if alias else list(connections)
     for field in database_fields():
