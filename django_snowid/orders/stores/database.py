@@ -191,29 +191,7 @@ class DatabaseOrderStore:
             second = reserved.local_second
             ms_left = (second - now) * 1000 + (1000 - now_ms)
             return Block(second, reserved.first_sequence, reserved.count, ms_left)
-        sql = built(connection, "order-store", self._sql)
-        with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-            if connection.vendor == "sqlite":
-                cursor.execute(sql["lock"], [stream])
-            cursor.execute(sql["select_locked"], [stream])
-            row = cursor.fetchone()
-            if row is None:
-                return MISSING
-            last = (int(row[0]), int(row[1]))
-            now_float = self.clock()
-            state, outcome = reserve_block(
-                last,
-                int(now_float) + args.offset,
-                int(now_float % 1 * 1000),
-                cap=args.cap,
-                count=args.wanted,
-                first_sequence=args.first_sequence,
-                max_lead=args.max_lead,
-            )
-            if state != last:
-                cursor.execute(sql["update"], [*state, stream])
-                self._seconds[stream] = state[0]
-        return outcome
+        return self._locked(connection, stream, args, reserve_block)
 
     @staticmethod
     def _sql(connection: Any) -> dict[str, str]:
@@ -261,7 +239,11 @@ class DatabaseOrderStore:
         if reserved is not None:
             self._seconds[stream] = reserved.local_second
             return reserved
-        # Under the row lock, core.order_stream.reserve decides (the clock read again).
+        return self._locked(connection, stream, args, reserve)
+
+    def _locked(self, connection: Any, stream: str, args: ReserveArgs, step: Any) -> Any:
+        """``step`` (``core.order_stream.reserve`` or ``reserve_block``) under the row lock,
+        on the clock read again; its new state written if it moved."""
         sql = built(connection, "order-store", self._sql)
         with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
             if connection.vendor == "sqlite":
@@ -272,7 +254,7 @@ class DatabaseOrderStore:
                 return MISSING
             last = (int(row[0]), int(row[1]))
             now_float = self.clock()
-            state, outcome = reserve(
+            state, outcome = step(
                 last,
                 int(now_float) + args.offset,
                 int(now_float % 1 * 1000),
