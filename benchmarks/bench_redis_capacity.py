@@ -152,12 +152,11 @@ def _block_issuers(port: int, worker: int) -> list[object]:
     return issuers
 
 
-def _issue_flat_out(port: int, worker: int, start_at: float, seconds: float, out: object) -> None:
+def _issue_flat_out(port: int, worker: int, ready: object, seconds: float, out: object) -> None:
     issuers = _block_issuers(port, worker)
     calls = [issuer.next_number for issuer in issuers]  # type: ignore[attr-defined]
-    while time.time() < start_at:
-        time.sleep(0.001)
-    count, end = 0, start_at + seconds
+    ready.wait()  # type: ignore[attr-defined]  # every process recovered and warm
+    count, end = 0, time.time() + seconds
     while time.time() < end:
         for call in calls:
             for _ in range(100):
@@ -166,13 +165,12 @@ def _issue_flat_out(port: int, worker: int, start_at: float, seconds: float, out
     out.put(count / seconds)  # type: ignore[attr-defined]
 
 
-def _issue_paced(port: int, worker: int, rate: int, start_at: float, out: object) -> None:
+def _issue_paced(port: int, worker: int, rate: int, ready: object, out: object) -> None:
     issuers = _block_issuers(port, worker)
     issuer = issuers[0]
     blocks = issuer._blocks  # type: ignore[attr-defined]
     first_reserved, first_abandoned = blocks.reserved, blocks.abandoned
-    while time.time() < start_at:
-        time.sleep(0.001)
+    ready.wait()  # type: ignore[attr-defined]
     issued, step = 0, 1 / rate
     began = time.perf_counter()
     while (now := time.perf_counter() - began) < PACED_S:
@@ -192,9 +190,9 @@ def _blocks(server: OwnRedis, processes: int, seconds: float) -> tuple[float, di
 
     def run(target: object, extra: tuple) -> list:
         out = context.Queue()
-        start_at = time.time() + 2.5  # every child started, recovered and warm
+        ready = context.Barrier(processes)  # the children start together, once all are warm
         workers = [
-            context.Process(target=target, args=(server.port, n, *extra(start_at), out))  # type: ignore[arg-type]
+            context.Process(target=target, args=(server.port, n, *extra(ready), out))  # type: ignore[arg-type]
             for n in range(processes)
         ]
         for worker in workers:
@@ -204,10 +202,10 @@ def _blocks(server: OwnRedis, processes: int, seconds: float) -> tuple[float, di
             worker.join()
         return results
 
-    total = sum(run(_issue_flat_out, lambda start_at: (start_at, seconds)))
+    total = sum(run(_issue_flat_out, lambda ready: (ready, seconds)))
     paced = {}
     for rate in (10, 1_000, 10_000):
-        rows = run(_issue_paced, lambda start_at, rate=rate: (rate, start_at))
+        rows = run(_issue_paced, lambda ready, rate=rate: (rate, ready))
         paced[rate] = tuple(sum(column) for column in zip(*rows, strict=True))
     return total, paced
 
