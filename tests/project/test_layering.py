@@ -147,7 +147,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "ids.database.status",
         "readings",
         "readings.*",
-        "decoding",
         "drf",
         "audit",
         "audit.*",
