@@ -49,9 +49,10 @@ def picked(last_delta: int, sequence: int, **kw: Any) -> dict[str, Any]:
     return base | {"last": (base["unix"] + base["offset"] + last_delta, sequence)}
 
 
-def core_reserve(case: dict[str, Any]) -> tuple[tuple[int, int], Any]:
-    """What the pure core makes of ``case``: (the state after, the outcome)."""
-    return reserve(
+def core_reserve(case: dict[str, Any], step: Any = reserve) -> tuple[tuple[int, int], Any]:
+    """What the pure core's ``step`` (``reserve`` or ``reserve_block``) makes of ``case``:
+    (the state after, the outcome)."""
+    return step(
         case["last"],
         case["unix"] + case["offset"],
         case["micros"] // 1000,

@@ -20,7 +20,7 @@ from django_snowid.orders.issuer import StreamIssuer, get_issuer
 from django_snowid.orders.stores import get_store
 from django_snowid.orders.stores.redis import RESERVE_BLOCK, block_outcome
 from django_snowid.stores.redis_scripts import server_id
-from tests.order_cases import reservations
+from tests.order_cases import core_reserve, reservations
 from tests.support import MS, FakeClock, set_order_state
 from tests.testapp.models import ShopOrder
 
@@ -86,15 +86,7 @@ def test_reserve_block_script_agrees_with_core(case):
     )
     argv = (case["offset"], case["cap"], case["count"], case["first_sequence"])
     reply = RESERVE_BLOCK(client, (key,), (*argv, case["max_lead"], case["unix"], case["micros"]))
-    state, outcome = reserve_block(
-        case["last"],
-        case["unix"] + case["offset"],
-        case["micros"] // 1000,
-        cap=case["cap"],
-        count=case["count"],
-        first_sequence=case["first_sequence"],
-        max_lead=case["max_lead"],
-    )
+    state, outcome = core_reserve(case, reserve_block)
     second, sequence = client.hmget(key, ["sec", "seq"])
     assert (block_outcome(reply), (int(second), int(sequence))) == (outcome, state)
     client.delete(key)
