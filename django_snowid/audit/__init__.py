@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from django.apps import apps
 
 from .. import inventory
-from .findings import KINDS, AuditReport, Finding
+from .findings import KINDS, AuditReport, AuditRun, Finding
 from .orders import audit_orders
 from .snowflakes import audit_snowflakes
 
@@ -28,15 +28,9 @@ def run_audit(
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, not {batch_size!r}.")
     report = AuditReport(samples=samples)
-    for audit, kind in ((audit_snowflakes, "snowflake"), (audit_orders, "order")):
-        audit(
-            inventory.fields(kind, *labels),
-            report,
-            now=now,
-            tolerance=tolerance,
-            batch_size=batch_size,
-            using=using,
-        )
+    run = AuditRun(report, now, tolerance, batch_size, using)
+    audit_snowflakes(inventory.fields("snowflake", *labels), run)
+    audit_orders(inventory.fields("order", *labels), run)
     sequence_fields = inventory.fields("sequence", *labels)
     if sequence_fields and apps.is_installed("django_snowid.sequences"):
         from .sequences import audit_sequences  # the marks' table is that app's

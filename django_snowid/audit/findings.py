@@ -5,6 +5,7 @@ per field (bounded memory on a table that is wrong throughout)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
 from typing import Any, Final
 
 __all__ = ["KINDS", "AuditReport", "Finding"]
@@ -90,3 +91,14 @@ class AuditReport:
             "truncated": self.truncated,
             "notes": list(self.notes),
         }
+
+
+@dataclass(frozen=True)
+class AuditRun:
+    """One audit's report and settings, as every part of it reads them."""
+
+    report: AuditReport
+    now: datetime
+    tolerance: timedelta
+    batch_size: int
+    using: str | None

@@ -13,7 +13,7 @@ from ..core.check_digits import CHECK_DIGITS
 from ..core.order_format import OrderNumberFormat
 from ..exceptions import InvalidId
 from ..inventory import field_label
-from .findings import AuditReport, Finding
+from .findings import AuditReport, AuditRun, Finding
 from .scan import merged_values
 
 __all__ = ["audit_orders"]
@@ -30,17 +30,11 @@ def _by_stream(fields: Iterable[Any]) -> dict[tuple[str, str], tuple[OrderNumber
     return groups
 
 
-def audit_orders(
-    fields: Iterable[models.Field],
-    report: AuditReport,
-    *,
-    now: datetime,
-    tolerance: timedelta,
-    batch_size: int,
-    using: str | None = None,
-) -> None:
+def audit_orders(fields: Iterable[models.Field], run: AuditRun) -> None:
     for (stream, _), (fmt, members) in _by_stream(fields).items():
-        _audit_stream(stream, fmt, members, report, now, tolerance, batch_size, using)
+        _audit_stream(
+            stream, fmt, members, run.report, run.now, run.tolerance, run.batch_size, run.using
+        )
 
 
 def _audit_stream(

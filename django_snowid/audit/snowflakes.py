@@ -15,7 +15,7 @@ from ..conf import conf
 from ..core.layout import Layout
 from ..inventory import field_label
 from ..workers.sources import LEASE_SOURCES
-from .findings import AuditReport, Finding
+from .findings import AuditReport, AuditRun, Finding
 from .scan import merged_values
 
 __all__ = ["audit_snowflakes"]
@@ -40,17 +40,11 @@ def _leased_limit(layout: Layout) -> int | None:
     return size if size <= layout.node_parts[-1].max_value else None
 
 
-def audit_snowflakes(
-    fields: Iterable[models.Field],
-    report: AuditReport,
-    *,
-    now: datetime,
-    tolerance: timedelta,
-    batch_size: int,
-    using: str | None = None,
-) -> None:
+def audit_snowflakes(fields: Iterable[models.Field], run: AuditRun) -> None:
     for layout, members in _by_layout(fields).values():
-        _audit_layout(layout, members, report, now, tolerance, batch_size, using)
+        _audit_layout(
+            layout, members, run.report, run.now, run.tolerance, run.batch_size, run.using
+        )
 
 
 def _audit_layout(
