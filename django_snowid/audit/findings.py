@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 __all__ = ["KINDS", "AuditReport", "Finding"]
 
@@ -93,8 +93,7 @@ class AuditReport:
         }
 
 
-@dataclass(frozen=True)
-class AuditRun:
+class AuditRun(NamedTuple):
     """One audit's report and settings, as every part of it reads them."""
 
     report: AuditReport

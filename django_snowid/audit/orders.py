@@ -4,7 +4,6 @@ format, and positions issued twice (a stream's columns read as one sorted run)."
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import models
@@ -13,7 +12,7 @@ from ..core.check_digits import CHECK_DIGITS
 from ..core.order_format import OrderNumberFormat
 from ..exceptions import InvalidId
 from ..inventory import field_label
-from .findings import AuditReport, AuditRun, Finding
+from .findings import AuditRun, Finding
 from .scan import merged_values
 
 __all__ = ["audit_orders"]
@@ -32,21 +31,16 @@ def _by_stream(fields: Iterable[Any]) -> dict[tuple[str, str], tuple[OrderNumber
 
 def audit_orders(fields: Iterable[models.Field], run: AuditRun) -> None:
     for (stream, _), (fmt, members) in _by_stream(fields).items():
-        _audit_stream(
-            stream, fmt, members, run.report, run.now, run.tolerance, run.batch_size, run.using
-        )
+        _audit_stream(stream, fmt, members, run)
 
 
 def _audit_stream(
     stream: str,
     fmt: OrderNumberFormat,
     members: list[Any],
-    report: AuditReport,
-    now: datetime,
-    tolerance: timedelta,
-    batch_size: int,
-    using: str | None,
+    run: AuditRun,
 ) -> None:
+    report, now, tolerance, batch_size, using = run
     labels = {id(each): field_label(each) for each in members}
     seq_factor = fmt.shard_count  # a number is (stem, sequence, shard) in this base
     stem_factor = (fmt.max_sequence + 1) * seq_factor

@@ -5,7 +5,6 @@ bits aside). Legacy ids are counted, not checked."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import models
@@ -15,7 +14,7 @@ from ..conf import conf
 from ..core.layout import Layout
 from ..inventory import field_label
 from ..workers.sources import LEASE_SOURCES
-from .findings import AuditReport, AuditRun, Finding
+from .findings import AuditRun, Finding
 from .scan import merged_values
 
 __all__ = ["audit_snowflakes"]
@@ -42,20 +41,15 @@ def _leased_limit(layout: Layout) -> int | None:
 
 def audit_snowflakes(fields: Iterable[models.Field], run: AuditRun) -> None:
     for layout, members in _by_layout(fields).values():
-        _audit_layout(
-            layout, members, run.report, run.now, run.tolerance, run.batch_size, run.using
-        )
+        _audit_layout(layout, members, run)
 
 
 def _audit_layout(
     layout: Layout,
     members: list[Any],
-    report: AuditReport,
-    now: datetime,
-    tolerance: timedelta,
-    batch_size: int,
-    using: str | None,
+    run: AuditRun,
 ) -> None:
+    report, now, tolerance, batch_size, using = run
     labels = {id(each): field_label(each) for each in members}
     # No shard bits where the rows give none: the generator leaves them at 0.
     unsharded = {id(each) for each in members if each.shard_from is None}
