@@ -58,9 +58,13 @@ def _refusal(name: Any, last: Any) -> str:
 def _rows(connection: Any, table: str, *, lock: bool = False) -> dict[str, int]:
     qn = connection.ops.quote_name
     sql = f"SELECT {qn('name')}, {qn('last')} FROM {qn(table)} ORDER BY 1"
-    if lock and connection.vendor != "sqlite":  # SQLite: the write transaction locks
+    if lock and connection.vendor != "sqlite":
         sql += " FOR UPDATE"
     with connection.cursor() as cursor:
+        if lock and connection.vendor == "sqlite":
+            # The write lock first: a read lock upgraded later fails at once while another
+            # writer is busy, where taking it first waits for that writer.
+            cursor.execute(f"UPDATE {qn(table)} SET {qn('last')} = {qn('last')} WHERE 0 = 1")
         cursor.execute(sql)
         return dict(cursor.fetchall())
 

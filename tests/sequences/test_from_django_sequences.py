@@ -128,3 +128,22 @@ def test_a_bad_row_stops_the_import_before_anything_is_written(database_store, s
         _import()
     assert read_marks() == {}, "the import stopped halfway"
     assert _errors() == []  # nothing was recorded either
+
+
+def test_the_import_waits_for_another_writer_on_sqlite(database_store):
+    """On SQLite the import takes the write lock before it reads, so another writer busy
+    at that moment makes it wait (the busy timeout) instead of failing at once."""
+    import sqlite3
+    import threading
+
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite's lock upgrade")
+    sequences.get_next_value("invoices")
+    other = sqlite3.connect(connection.settings_dict["NAME"], check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # another writer, in the middle of its transaction
+    other.execute("UPDATE sequences_sequence SET last = last")
+    threading.Timer(0.3, other.commit).start()
+    assert "Imported 1 sequences" in _import()
+    other.close()
