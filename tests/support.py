@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -129,6 +130,66 @@ class ThrowawayRedis:
     def caches(self) -> dict[str, Any]:
         """CACHES pointing the ``snowid`` alias at this server."""
         return redis_caches(self.url)
+
+
+class DroppingProxy:
+    """A TCP proxy in front of a real server that cuts the connection (both ends) when the
+    client sends ``marker``, ``times`` times (``None``: every time): a network that fails
+    at one chosen command."""
+
+    def __init__(self, port: int, marker: bytes, times: int | None = 1) -> None:
+        import socket
+
+        self.target = port
+        self.marker = marker
+        self.left = times
+        self.dropped = 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+
+    def caches(self) -> dict[str, Any]:
+        """CACHES pointing the ``snowid`` alias at this proxy."""
+        return redis_caches(f"redis://127.0.0.1:{self.port}/0")
+
+    def __enter__(self) -> DroppingProxy:
+        import threading
+
+        threading.Thread(target=self._accept, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.listener.close()
+
+    def _accept(self) -> None:
+        import socket
+        import threading
+
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:  # closed by __exit__
+                return
+            server = socket.create_connection(("127.0.0.1", self.target))
+            threading.Thread(target=self._pump, args=(client, server, True), daemon=True).start()
+            threading.Thread(target=self._pump, args=(server, client, False), daemon=True).start()
+
+    def _pump(self, source: Any, sink: Any, watched: bool) -> None:
+        import socket
+
+        try:
+            while data := source.recv(65536):
+                if watched and self.marker in data and self.left != 0:
+                    self.dropped += 1
+                    if self.left is not None:
+                        self.left -= 1
+                    break
+                sink.sendall(data)
+        except OSError:
+            pass
+        for end in (source, sink):
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+            end.close()
 
 
 def redis_caches(url: str) -> dict[str, Any]:

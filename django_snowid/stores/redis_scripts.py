@@ -152,13 +152,18 @@ class RedisScript(Generic[R]):
         loaded: set[int] = set()
         failures = redirects = tries = 0
         server: Any = None
-        asking = False
+        asking = load = False
         while True:
             try:
                 if server is None:
                     server = _target(client, keys[0]) if keys else client
                 link = _link(server)
                 connection = link.connection
+                if load:  # here, not in the NOSCRIPT handler: its broken link is retried
+                    connection.send_command("SCRIPT", "LOAD", self.source)
+                    connection.read_response()
+                    loaded.add(id(server))
+                    load = False
                 extra = (_read_server_id(link),) if self.server_id else ()
                 if asking:
                     connection.send_command("ASKING")
@@ -169,9 +174,7 @@ class RedisScript(Generic[R]):
             except errors.NoScriptError:
                 if id(server) in loaded:  # loaded and gone at once: do not loop
                     raise RedisUnavailable(f"Redis keeps forgetting script {self.sha}.") from None
-                connection.send_command("SCRIPT", "LOAD", self.source)
-                connection.read_response()
-                loaded.add(id(server))
+                load = True
             except errors.AskError as exc:  # MOVED is an AskError too
                 redirects += 1
                 if redirects > MAX_REDIRECTS:
@@ -205,6 +208,7 @@ class RedisScript(Generic[R]):
                 # changed): a script run twice may leave a gap, never a repeat.
                 if server is not None:
                     _drop(server)
+                loaded.clear()  # the next connection may reach a server restarted empty
                 failures += 1
                 if failures == 2:
                     raise RedisUnavailable(str(exc)) from exc

@@ -14,7 +14,7 @@ from django_snowid.sequences.stores import SEQUENCES
 from django_snowid.stores import Family
 from django_snowid.stores.redis_scripts import RedisCalls, RedisScript
 from django_snowid.workers.stores import LEASES
-from tests.support import ThrowawayRedis
+from tests.support import DroppingProxy, ThrowawayRedis
 
 pytestmark = pytest.mark.redis
 
@@ -28,7 +28,7 @@ WHERE = "cache alias 'snowid'"  # tests.support.redis_caches
 def calls_to(settings):
     """``calls_to(server, family)``: the family's RedisCalls through ``server``."""
 
-    def calls(server: ThrowawayRedis, family: Family) -> RedisCalls:
+    def calls(server: ThrowawayRedis | DroppingProxy, family: Family) -> RedisCalls:
         settings.CACHES = server.caches()
         return RedisCalls(family.errors)
 
@@ -66,6 +66,29 @@ def test_a_stopped_server_is_unavailable(family, calls_to, throwaway_redis):
     with pytest.raises(SnowidError) as command:
         calls.command("hmget", KEY, ["n"], key=KEY)
     _unavailable(family, command)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_connection_lost_while_a_script_loads_is_tried_again(family, calls_to, throwaway_redis):
+    """A server restarted empty answers NOSCRIPT; if the connection then breaks during
+    SCRIPT LOAD, the call goes on as after any broken connection: once more, anew."""
+    with DroppingProxy(throwaway_redis.port, b"\r\nSCRIPT\r\n", times=1) as proxy:
+        calls = calls_to(proxy, family)
+        assert calls.run(COUNT, [KEY]) == 1
+        assert proxy.dropped == 1
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_connection_lost_each_time_a_script_loads_is_unavailable(
+    family, calls_to, throwaway_redis
+):
+    with DroppingProxy(throwaway_redis.port, b"\r\nSCRIPT\r\n", times=None) as proxy:
+        calls = calls_to(proxy, family)
+        with pytest.raises(SnowidError) as script:
+            calls.run(COUNT, [KEY])
+        _unavailable(family, script)
+        assert proxy.dropped == 2
+    assert throwaway_redis.client().hget(KEY, "n") is None  # nothing ran
 
 
 @pytest.mark.parametrize("family", FAMILIES)

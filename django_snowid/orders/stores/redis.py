@@ -7,15 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-import redis
-
 from ...conf import conf
 from ...core.order_blocks import BLOCK_SHARE, Block
 from ...core.order_stream import ClockBehind, Outcome, Reserved, Resuming, SecondFull
-from ...exceptions import OrderNumberError, OrderNumberUnavailable, RedisUnavailable
-from ...stores import redis_client as redisclient
+from ...exceptions import OrderNumberError
 from ...stores.base import Needs
-from ...stores.redis_scripts import RedisScript
+from ...stores.redis_scripts import RedisCalls, RedisScript
+from . import ORDERS
 from .base import MISSING, Missing, Position, RecoverArgs, ReserveArgs
 
 __all__ = [
@@ -24,17 +22,8 @@ __all__ = [
     "RESERVE_BLOCK",
     "RedisOrderStore",
     "block_outcome",
-    "get_client",
     "reserve_outcome",
 ]
-
-
-def get_client() -> Any:
-    """Our Redis client (``stores.redis_client.get_client()``), its errors ours."""
-    try:
-        return redisclient.get_client()
-    except redisclient.RedisClientError as exc:
-        raise OrderNumberError(str(exc)) from None
 
 
 # The steps RESERVE and RESERVE_BLOCK share (the state checked, the clock read, a hold
@@ -186,17 +175,14 @@ class RedisOrderStore:
         self.prefix = prefix
         # None: the scripts read the Redis server's clock (TIME); tests set the time.
         self.clock = clock
-        self._client: Any = None
+        self.redis = RedisCalls(ORDERS.errors)
         self._keys: dict[str, str] = {}
 
     def client(self) -> Any:
-        client = self._client
-        if client is None:
-            client = self._client = get_client()
-        return client
+        return self.redis.client
 
     def describe(self) -> str:
-        return f"Redis ({redisclient.describe()})"
+        return self.redis.describe()
 
     def after_fork(self) -> None:
         pass
@@ -208,15 +194,7 @@ class RedisOrderStore:
         return key
 
     def _run(self, script: RedisScript, key: str, args: tuple[Any, ...]) -> Any:
-        try:
-            return script(self._client or self.client(), (key,), args)
-        except RedisUnavailable as exc:
-            raise OrderNumberUnavailable(
-                f"Redis ({redisclient.describe()}) is unreachable: {str(exc).rstrip('.')}. "
-                "No order number was issued."
-            ) from exc
-        except redis.exceptions.ResponseError as exc:
-            raise OrderNumberError(f"Redis refused the order-number key {key!r}: {exc}") from exc
+        return self.redis.run(script, (key,), args)
 
     def reserve(self, stream: str, args: ReserveArgs) -> Outcome | Missing:
         key = self.key(stream)
@@ -268,17 +246,13 @@ class RedisOrderStore:
         return ((bs, bq) if had else None), (as_, aq)
 
     def read(self, stream: str) -> Position | None:
-        try:
-            second, sequence = self.client().hmget(self.key(stream), ["sec", "seq"])
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
-            raise OrderNumberUnavailable(
-                f"Redis ({redisclient.describe()}) is unreachable: {str(exc).rstrip('.')}."
-            ) from exc
+        key = self.key(stream)
+        second, sequence = self.redis.command("hmget", key, ["sec", "seq"], key=key)
         if second is None or sequence is None:
             return None
         return int(second), int(sequence)
 
     def streams(self) -> list[str]:
         start = f"{{{self.prefix}:order:"
-        keys = self.client().scan_iter(match=f"{start}*")
+        keys = self.redis.command("scan_iter", match=f"{start}*")
         return [k.decode()[len(start) : -1] for k in keys]
