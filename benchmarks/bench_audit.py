@@ -59,7 +59,7 @@ def main() -> int:
 
     from benchmarks.benchapp.models import SnowRow
     from django_snowid.audit.scan import column_values
-    from django_snowid.layouts import get_layout
+    from django_snowid.settings_layouts import get_layout
 
     connection.settings_dict["NAME"] = f"snowid_bench_audit_{os.getpid()}"
     old = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)

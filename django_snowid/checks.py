@@ -17,7 +17,7 @@ from django.core.checks import register as register_check
 from .conf import conf
 from .core.layout import Layout, parse_epoch
 from .exceptions import LayoutError, RedisClientError
-from .layouts import build_layout, layout_names
+from .settings_layouts import build_layout, layout_names
 from .stores.redis_client import factory
 
 __all__ = [

@@ -34,8 +34,8 @@ from .exceptions import (
     WorkerIdError,
 )
 from .fields import OrderNumberField, SnowflakeAutoField, SnowflakeField
-from .layouts import get_layout
 from .orders.formats import build_format
+from .settings_layouts import get_layout
 
 __all__ = [
     "ID_PATTERN",

@@ -12,7 +12,7 @@ from django.db.migrations.operations import AlterField
 from django.db.models import Max
 
 from ..exceptions import AdoptionError
-from ..layouts import get_layout
+from ..settings_layouts import get_layout
 from .journal import record_done
 from .plan import NARROW_DB_TYPES
 from .relations import Holder, holders_of

@@ -14,9 +14,9 @@ from .. import inventory
 from ..checks import configured_layouts
 from ..conf import conf
 from ..exceptions import SnowidError
-from ..layouts import DEFAULT
 from ..orders.stores import ORDERS
 from ..sequences.stores import SEQUENCES
+from ..settings_layouts import DEFAULT
 from ..stores import get_store
 from ..stores import redis_client as redisclient
 from ..workers.leased import database_tick_bound

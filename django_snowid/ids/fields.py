@@ -13,7 +13,7 @@ from ..core.layout import DecodedId, Layout
 from ..exceptions import LayoutError
 from ..fieldbase import IssuedField
 from ..inventory import SNOWFLAKE
-from ..layouts import get_layout, layout_names
+from ..settings_layouts import get_layout, layout_names
 from .database.default import SnowflakeDefault
 from .database.geometry import Geometry
 from .issuer import get_generator

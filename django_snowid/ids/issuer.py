@@ -15,7 +15,7 @@ from ..conf import conf, on_settings_changed
 from ..core.generator import Reporter, SnowflakeGenerator
 from ..core.layout import DecodedId, Layout
 from ..exceptions import LayoutError, StaticWorkerIdAfterFork
-from ..layouts import DEFAULT, get_layout, layout_names
+from ..settings_layouts import DEFAULT, get_layout, layout_names
 from ..workers.leased import lease_generator, lease_of
 from ..workers.pool import pool_name
 from ..workers.sources import LEASE_SOURCES, resolve_worker_id, worker_for

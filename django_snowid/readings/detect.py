@@ -12,7 +12,7 @@ from .. import inventory
 from ..core.echo import shown
 from ..exceptions import CheckDigitMismatch, InvalidId, SnowidError
 from ..inventory import field_label, get_field
-from ..layouts import get_layout, layout_names
+from ..settings_layouts import get_layout, layout_names
 from .kinds import Reading, field_reading, layout_reading, readings_of
 from .rows import DecodedRow, Holder, parse_token, time_texts
 

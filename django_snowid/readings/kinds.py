@@ -14,7 +14,7 @@ from ..core.layout import DecodedId, Layout
 from ..core.order_format import DecodedOrderNumber, OrderNumberFormat
 from ..exceptions import LayoutError
 from ..inventory import Kind, field_label
-from ..layouts import DEFAULT, get_layout, layout_names
+from ..settings_layouts import DEFAULT, get_layout, layout_names
 from .rows import DecodedRow, Segment
 
 __all__ = [

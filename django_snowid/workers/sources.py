@@ -10,7 +10,7 @@ from ..conf import WorkerIdSource, conf
 from ..core.digits import parse_digits
 from ..core.layout import Layout
 from ..exceptions import InvalidId, WorkerIdError
-from ..layouts import DEFAULT, build_layout
+from ..settings_layouts import DEFAULT, build_layout
 
 __all__ = [
     "LEASE_SOURCES",

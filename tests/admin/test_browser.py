@@ -193,7 +193,7 @@ def test_a_thousand_ids_make_a_table_and_export(superuser_page, live_server, tmp
     import io
     import json
 
-    from django_snowid.layouts import get_layout
+    from django_snowid.settings_layouts import get_layout
 
     products = [Product.objects.create(name=f"p{i}") for i in range(3)]
     layout = get_layout()

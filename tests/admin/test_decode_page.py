@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from django_snowid.layouts import get_layout
+from django_snowid.settings_layouts import get_layout
 from tests.support import page_permissions
 from tests.testapp.models import DecimalOrder, Product, ShopOrder
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import User
 
-from django_snowid.layouts import get_layout
+from django_snowid.settings_layouts import get_layout
 from tests.browser import clipped_cells, clipped_text, log_in
 from tests.testapp.models import DecimalOrder, Product, Purchase, Shopper
 

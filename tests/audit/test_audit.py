@@ -16,9 +16,9 @@ from django.test import modify_settings, override_settings
 from django_snowid.adopt.journal import forget
 from django_snowid.audit import run_audit
 from django_snowid.audit.scan import column_values
-from django_snowid.layouts import get_layout
 from django_snowid.models import IdAdoption
 from django_snowid.sequences.models import SequenceMark
+from django_snowid.settings_layouts import get_layout
 from tests.testapp.models import (
     Customer,
     DecimalOrder,

@@ -10,7 +10,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.schemas.openapi import AutoSchema
 
 from django_snowid.drf import ID_PATTERN, SnowflakeIdField
-from django_snowid.layouts import get_layout
+from django_snowid.settings_layouts import get_layout
 from tests.testapp.api import (
     ProductSerializer,
     ReviewSerializer,

@@ -26,7 +26,7 @@ from django_snowid.health import (
     checks_in_use,
 )
 from django_snowid.ids import issuer as id_issuer
-from django_snowid.layouts import get_layout
+from django_snowid.settings_layouts import get_layout
 from django_snowid.workers.leased import lease_of
 from tests.support import Clock
 from tests.testapp.models import Product

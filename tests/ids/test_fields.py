@@ -11,8 +11,8 @@ from django.test.utils import CaptureQueriesContext, isolate_apps
 
 import django_snowid
 from django_snowid.fields import OrderNumberField, SnowflakeAutoField, SnowflakeField
-from django_snowid.layouts import get_layout
 from django_snowid.sequences.fields import SequenceField, SequenceTextField
+from django_snowid.settings_layouts import get_layout
 from tests.testapp.models import Product, Review, Ticket
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.recorder import MigrationRecorder
 
-from django_snowid.layouts import get_layout
+from django_snowid.settings_layouts import get_layout
 
 BEFORE = [("testapp", "0001_initial")]
 AFTER = [("testapp", "0002_legacy_to_snowflake")]

@@ -24,7 +24,7 @@ from django_snowid.core.generator import SnowflakeGenerator
 from django_snowid.core.layout import PRESETS, Layout, NodePart, layout_from_spec
 from django_snowid.exceptions import LayoutError
 from django_snowid.fields import OrderNumberField, SnowflakeAutoField, SnowflakeField
-from django_snowid.layouts import get_layout
+from django_snowid.settings_layouts import get_layout
 from tests.support import FakeClock
 from tests.testapp.models import Product, ShopOrder
 

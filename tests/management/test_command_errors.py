@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import override_settings
 
-from django_snowid.layouts import get_layout
+from django_snowid.settings_layouts import get_layout
 from django_snowid.workers.pool import pool_for
 from django_snowid.workers.stores import get_lease_store
 from tests.support import free_port, manage_in_subprocess, redis_caches

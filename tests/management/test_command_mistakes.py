@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
-from django_snowid.layouts import get_layout
+from django_snowid.settings_layouts import get_layout
 from tests.support import manage_in_subprocess
 from tests.testapp.models import ShopOrder
 

@@ -9,7 +9,7 @@ from django.core.management.base import CommandError
 
 import django_snowid
 from django_snowid.exceptions import InvalidId
-from django_snowid.layouts import get_layout
+from django_snowid.settings_layouts import get_layout
 from tests.support import ROOT, manage_in_subprocess
 
 

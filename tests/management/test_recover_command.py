@@ -120,7 +120,7 @@ def test_unreachable_store_exits_1():
 
 
 def test_reports_snowflake_columns_ahead_of_the_clock():
-    from django_snowid.layouts import get_layout
+    from django_snowid.settings_layouts import get_layout
 
     layout = get_layout("js")
     tick = layout.tick_at(datetime.now(timezone.utc) + timedelta(hours=1))

@@ -566,7 +566,7 @@ def test_an_unreachable_sequence_store_is_a_refusal(throwaway_redis):
     SNOWID_LAYOUTS={"public": "js53", "short": {"preset": "classic", "time_bits": 36}}
 )
 def test_time_bits_remaining_per_layout():
-    from django_snowid.layouts import get_layout
+    from django_snowid.settings_layouts import get_layout
 
     for name in ("public", "short"):
         remaining = sample("snowid_time_bits_remaining_seconds", layout=name)

@@ -15,11 +15,11 @@ from prometheus_client import CollectorRegistry
 
 import django_snowid
 from django_snowid import metrics
-from django_snowid.layouts import get_layout
 from django_snowid.metrics import multiprocess
 from django_snowid.metrics.multiprocess import FILL_WINDOW_S, Flusher
 from django_snowid.orders.issuer import get_issuer
 from django_snowid.sequences import next_value, next_values
+from django_snowid.settings_layouts import get_layout
 from tests.support import in_child
 from tests.testapp.models import ShopOrder
 

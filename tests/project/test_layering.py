@@ -89,7 +89,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 #: first pattern that matches a module (its name without ``django_snowid.``) places it.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("core", "core.*", "exceptions"),  # pure: neither Django nor Redis
-    ("conf", "ids.named_layouts", "layouts"),
+    ("conf", "settings_layouts"),
     # What every feature shares (the store layer: none of it imports a feature).
     (
         "db",

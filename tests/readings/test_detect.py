@@ -17,8 +17,8 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from django_snowid.layouts import get_layout
 from django_snowid.readings import decode_tokens
+from django_snowid.settings_layouts import get_layout
 from tests.support import page_permissions
 from tests.testapp.models import (
     DecimalOrder,

@@ -14,7 +14,7 @@ from django.test import override_settings
 
 import django_snowid
 from django_snowid.exceptions import WorkerIdError
-from django_snowid.layouts import get_layout
+from django_snowid.settings_layouts import get_layout
 from django_snowid.workers.pool import pool_for
 from django_snowid.workers.stores import get_lease_store
 from tests.redis_topologies import FAILOVERS, Writers, failover_topology

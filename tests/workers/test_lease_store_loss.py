@@ -13,7 +13,7 @@ from django.test import override_settings
 import django_snowid
 from django_snowid.exceptions import WorkerIdError
 from django_snowid.ids import issuer as ids
-from django_snowid.layouts import get_layout, layout_names
+from django_snowid.settings_layouts import get_layout, layout_names
 from django_snowid.workers.pool import pool_name
 from django_snowid.workers.stores.base import horizon_text
 from tests.support import Children

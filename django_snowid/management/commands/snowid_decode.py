@@ -11,9 +11,9 @@ from ...core.layout import DecodedId, iso_utc
 from ...core.order_format import DecodedOrderNumber
 from ...exceptions import InvalidId, SnowidError
 from ...inventory import get_field
-from ...layouts import get_layout
 from ...orders.formats import build_format
 from ...readings import DecodedRow, decode_tokens, parse_token
+from ...settings_layouts import get_layout
 from ._json import json_text
 
 

@@ -21,7 +21,7 @@ from django_snowid.ids.database.checks import (
     field_messages,
 )
 from django_snowid.ids.database.geometry import Geometry
-from django_snowid.layouts import get_layout
+from django_snowid.settings_layouts import get_layout
 from django_snowid.workers.pool import pool_for
 from tests.support import Children
 
