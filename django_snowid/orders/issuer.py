@@ -247,7 +247,7 @@ class StreamIssuer:
         any case; ``lost``: the store holds no verified state (logged once)."""
         if force and self._blocks is not None:
             self._blocks.drop()  # the store issued a number again: nothing held is trusted
-        database, _ = database_position(fields_of_stream(self.stream), self.format)
+        database = database_position(fields_of_stream(self.stream), self.format).position
         before, after = resume_past(
             self.stream,
             self.format,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import models, router
 
@@ -14,7 +14,13 @@ from ..exceptions import InvalidId
 from ..inventory import column_max
 from .stores import Position, RecoverArgs, get_store
 
-__all__ = ["database_position", "databases_for", "recover_stream", "resume_past"]
+__all__ = [
+    "DatabasePosition",
+    "database_position",
+    "databases_for",
+    "recover_stream",
+    "resume_past",
+]
 
 
 def databases_for(model: type[models.Model]) -> list[str]:
@@ -34,12 +40,21 @@ def databases_for(model: type[models.Model]) -> list[str]:
     return [router.db_for_write(model)]
 
 
+class DatabasePosition(NamedTuple):
+    """What the database holds of a stream: the last position issued, the number issued
+    there (for concealed numbers not the largest one) and each field's largest number."""
+
+    position: Position | None
+    last_number: int | None
+    maxima: list[tuple[Any, int | None]]
+
+
 def database_position(
     fields: Sequence[Any], fmt: OrderNumberFormat, *, using: str | None = None
-) -> tuple[Position | None, list[tuple[Any, int | None]]]:
-    """The position of the largest number of ``fields`` (one stream's) in every database
-    that can hold them (or ``using``), and the largest number of each field."""
-    best: Position | None = None
+) -> DatabasePosition:
+    """The last position of ``fields`` (one stream's) in every database that can hold
+    them (or ``using``), the number there, and the largest number of each field."""
+    best: tuple[Position, int] | None = None
     maxima: list[tuple[Any, int | None]] = []
     for field in fields:
         dbs = [using] if using else databases_for(field.model)
@@ -48,18 +63,22 @@ def database_position(
         maxima.append((field, largest))
         for db, number in found:
             if number is not None:
-                position = _last_position(field, fmt, number, db)
-                best = position if best is None or position > best else best
-    return best, maxima
+                last = _last_of_second(field, fmt, number, db)
+                best = last if best is None or last > best else best
+    if best is None:
+        return DatabasePosition(None, None, maxima)
+    return DatabasePosition(best[0], best[1], maxima)
 
 
-def _last_position(field: Any, fmt: OrderNumberFormat, largest: int, db: str) -> Position:
-    """The last position issued in the column, whose largest number is ``largest`` (for a
-    concealed format, the largest true position of that second's rows)."""
-    position = fmt.position(largest)
+def _last_of_second(
+    field: Any, fmt: OrderNumberFormat, largest: int, db: str
+) -> tuple[Position, int]:
+    """The last position issued in the column, whose largest number is ``largest``, and
+    its number (for a concealed format, the largest true position of that second's rows)."""
+    last = (fmt.position(largest), largest)
     if fmt.cipher is None:
-        return position
-    low, high = fmt.bounds_of_second(position[0])
+        return last
+    low, high = fmt.bounds_of_second(last[0][0])
     values = (
         field.model._base_manager.db_manager(db)
         .filter(**{f"{field.attname}__gte": low, f"{field.attname}__lte": high})
@@ -67,10 +86,10 @@ def _last_position(field: Any, fmt: OrderNumberFormat, largest: int, db: str) ->
     )
     for value in values.iterator(chunk_size=2000):
         try:
-            position = max(position, fmt.position(value))
+            last = max(last, (fmt.position(value), value))
         except InvalidId:
             continue  # not a number of this format: the audit reports it
-    return position
+    return last
 
 
 def recover_stream(
@@ -84,7 +103,7 @@ def recover_stream(
 ) -> tuple[Position | None, Position]:
     """Recover the store's state of ``stream`` from its ``fields`` in the database
     (``core.order_stream.resume``): :func:`resume_past` the database's largest number."""
-    position, _ = database_position(fields, fmt, using=using)
+    position = database_position(fields, fmt, using=using).position
     return resume_past(stream, fmt, position, force=force, first_sequence=first_sequence)
 
 

@@ -42,7 +42,7 @@ def _readable_second(local_second: int, fields: Sequence[Any]) -> str:
 
 def stream_rows(now: float | None = None) -> list[dict[str, Any]]:
     """One row per stream the store holds, by name: its position in the store and, for a
-    stream of installed fields, the largest number in the database and the numbers a
+    stream of installed fields, the last number issued in the database and the numbers a
     second over the last :data:`RATE_WINDOW_S` seconds (counted in the database, so the
     same for either store; numbers ahead of the clock count too), and the size of this
     process's next block of the stream (``None``: it issued none of it)."""
@@ -66,12 +66,11 @@ def stream_rows(now: float | None = None) -> list[dict[str, Any]]:
         }
         if fields:
             fmt = fields[0].format  # the fields of a stream share it (check E204)
-            _, maxima = database_position(fields, fmt)
+            row["last_number"] = database_position(fields, fmt).last_number
             local_now = int(now) + fmt.utc_offset_at(now)
             # The smallest number the window's first second can have, whatever its shard
             # (and its shown sequence, when concealed).
             first = fmt.bounds_of_second(local_now - RATE_WINDOW_S + 1)[0]
-            row["last_number"] = max((n for _, n in maxima if n is not None), default=None)
             row["rate_1min"] = round(numbers_since(fields, first) / RATE_WINDOW_S, 2)
         rows.append(row)
     return rows

@@ -14,6 +14,7 @@ from django.test import override_settings
 
 from django_snowid.exceptions import InvalidId
 from django_snowid.orders.recovery import database_position
+from django_snowid.orders.status import stream_rows
 from tests.support import check_ids, forget, set_order_state
 from tests.testapp.models import DecimalOrder, ShopOrder
 
@@ -65,9 +66,18 @@ def test_recovery_finds_the_last_true_position_of_the_newest_second(backend, con
     second, numbers = fill_one_second()
     fmt = field_of(ShopOrder).format
     assert fmt.position(max(numbers)) != (second, 60)  # the largest number is not the last
-    position, maxima = database_position([field_of(ShopOrder)], fmt)
-    assert position == (second, 60)
-    assert maxima == [(field_of(ShopOrder), max(numbers))]
+    found = database_position([field_of(ShopOrder)], fmt)
+    assert found.position == (second, 60)
+    assert found.last_number == fmt.compose(second, 60, 9)
+    assert found.maxima == [(field_of(ShopOrder), max(numbers))]
+
+
+def test_the_status_page_shows_the_last_number_issued_not_the_largest(backend, concealed):
+    ShopOrder.objects.create(user_id=1)  # the store holds the stream
+    second, numbers = fill_one_second()
+    fmt = field_of(ShopOrder).format
+    (row,) = [r for r in stream_rows() if r["stream"] == field_of(ShopOrder).stream]
+    assert row["last_number"] == fmt.compose(second, 60, 9) != max(numbers)
 
 
 def test_a_store_that_lost_writes_of_a_concealed_second_is_resynced(backend, concealed):

@@ -96,7 +96,7 @@ class Command(BaseCommand):
                     continue
                 done.add(stream)
                 fields = fields_of_stream(stream)
-                position, maxima = database_position(fields, fmt, using=database)
+                position, _, maxima = database_position(fields, fmt, using=database)
                 for column, largest in above_values:
                     try:
                         floor = None if largest is None else fmt.position_above(largest)
