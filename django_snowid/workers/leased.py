@@ -105,7 +105,9 @@ def _wait_for_clock(
     lease: LeaseHolder, bound: int, what: str, clock: Clock, sleep: Callable[[float], None]
 ) -> None:
     """Wait until this host's clock passes the end of tick ``bound``; refuse a long wait."""
-    gap_ms = lease._ms(bound) - clock() / 1_000_000
+    if bound < 0:  # no tick used yet
+        return
+    gap_ms = lease.pool.layout.ms_after_tick(bound) - clock() / 1_000_000
     if gap_ms <= 0:
         return
     if gap_ms > float(conf.WORKER_RESUME_MAX_WAIT_MS):
