@@ -17,10 +17,18 @@ __all__ = ["describe", "factory", "get_client"]
 
 
 _lock = threading.Lock()
-_clients: dict[tuple[int, str | None, str], Any] = {}
+#: This process's client, until the settings change (a forked child makes its own).
+_client: list[Any] = []
 
 
-on_settings_changed(_clients.clear)
+def _forked() -> None:
+    global _lock
+    _lock = threading.Lock()  # another thread may have held it at the fork
+    _client.clear()
+
+
+on_settings_changed(_client.clear)
+os.register_at_fork(after_in_child=_forked)
 
 
 def factory() -> Callable[[], Any] | None:
@@ -51,15 +59,12 @@ def factory() -> Callable[[], Any] | None:
 
 def get_client() -> Any:
     """The redis-py client of our Redis features (order numbers, leases, sequences)."""
-    path, alias = conf.REDIS_CLIENT_FACTORY, conf.REDIS_ALIAS
-    key = (os.getpid(), path if isinstance(path, str) else repr(path), alias)
-    client = _clients.get(key)
-    if client is None:
-        with _lock:
-            if key not in _clients:
-                _clients[key] = _make(alias)
-            client = _clients[key]
-    return client
+    if _client:
+        return _client[0]
+    with _lock:
+        if not _client:
+            _client.append(_make(conf.REDIS_ALIAS))
+        return _client[0]
 
 
 def _make(alias: str) -> Any:

@@ -246,17 +246,14 @@ class RedisCalls:
 
     def __init__(self, errors: StoreErrors) -> None:
         self.errors = errors
-        self._client: Any = None
 
     @property
     def client(self) -> Any:
-        client = self._client
-        if client is None:
-            try:
-                client = self._client = redis_client.get_client()
-            except RedisClientError as exc:
-                raise self.errors.refused(str(exc)) from None
-        return client
+        """The client of the settings in force (a holder outlives a change of them)."""
+        try:
+            return redis_client.get_client()
+        except RedisClientError as exc:
+            raise self.errors.refused(str(exc)) from None
 
     def describe(self) -> str:
         return f"Redis ({redis_client.describe()})"
@@ -264,7 +261,7 @@ class RedisCalls:
     def run(self, script: RedisScript[R], keys: Sequence[str], args: Sequence[Any] = ()) -> R:
         """``script``'s reply on ``keys``, as its ``reply`` reads it."""
         try:
-            return script(self._client or self.client, keys, args)
+            return script(self.client, keys, args)
         except Exception as exc:
             ours = self._ours(exc, keys[0] if keys else None)
             if ours is None:

@@ -46,7 +46,7 @@ def test_worker_lease_passes_while_held_and_fails_once_fenced(source):
     WorkerLease().run()
     lease = lease_of(id_issuer.get_generator())
     # Fenced: another holder's token in the record; the next renewal finds it.
-    client, key = lease.store._client(), lease.store.key(lease.pool.name)
+    client, key = lease.store.client(), lease.store.key(lease.pool.name)
     owner, _token, rest = client.hget(key, str(lease.worker)).decode().split("|", 2)
     client.hset(key, str(lease.worker), f"{owner}|another|{rest}")
     with pytest.raises(Exception, match="no longer ours"):

@@ -145,7 +145,7 @@ def test_lease_acquired_renewed_and_fenced(source, caplog, clock):
         assert sample("snowid_lease_renew_seconds_count", store="redis") == renewals + 1
         # Fenced: another token takes the record; the next renewal is refused.
         lease = lease_of(generator)
-        client = lease.store._client()
+        client = lease.store.client()
         key = lease.store.key(lease.pool.name)
         owner, _token, rest = client.hget(key, str(lease.worker)).decode().split("|", 2)
         client.hset(key, str(lease.worker), f"{owner}|another|{rest}")
@@ -173,7 +173,7 @@ def test_a_lease_re_asserted_after_a_flush_is_counted_and_logged(source, caplog,
     before = sample("snowid_recoveries_total", part="ids", store="redis")
     caplog.clear()  # (a new server first made newcomers wait: "lost its records")
     # What a flush does to the pool (on the test's own redis-server, ``source``).
-    lease.store._client().delete(lease.store.key(lease.pool.name))
+    lease.store.client().delete(lease.store.key(lease.pool.name))
     clock.advance_ms(2000)  # past the recorded horizon: the guard renews
     with caplog.at_level(logging.INFO, logger="django_snowid"):
         generator.next_id()

@@ -292,7 +292,7 @@ def test_garbage_in_the_pool_key_is_a_clear_error(throwaway_redis):
             django_snowid.next_id()
         throwaway_redis.client().delete(key)
         throwaway_redis.client().set(key, "a string")
-        with pytest.raises(WorkerIdUnavailable, match="refused the worker-id pool key"):
+        with pytest.raises(WorkerIdError, match="refused the worker-id pool key"):
             django_snowid.next_id()
 
 

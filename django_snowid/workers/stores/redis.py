@@ -13,10 +13,10 @@ from typing import Any, Final
 
 from ... import metrics
 from ...conf import conf
-from ...exceptions import RedisUnavailable, WorkerIdUnavailable
-from ...stores import redis_client as redisclient
+from ...exceptions import WorkerIdUnavailable
 from ...stores.base import Needs
-from ...stores.redis_scripts import RedisScript
+from ...stores.redis_scripts import RedisCalls, RedisScript
+from . import LEASES
 from .base import Acquired, LeaseInfo, LeaseRequest, StoreSettling, exhausted
 
 logger = logging.getLogger(__name__)
@@ -169,45 +169,27 @@ class RedisLeaseStore:
 
     def __init__(self, alias: str) -> None:
         self.alias = alias
+        self.redis = RedisCalls(LEASES.errors)
 
     @classmethod
     def configured(cls) -> RedisLeaseStore:
         return cls(conf.REDIS_ALIAS)
 
     def describe(self) -> str:
-        return f"Redis ({redisclient.describe()})"
+        return self.redis.describe()
+
+    def client(self) -> Any:
+        return self.redis.client
 
     def key(self, pool: str) -> str:
         return f"{{{self.KEY_PREFIX}{pool}}}"
 
-    def _client(self) -> Any:
-        """Our Redis client (``stores.redis_client.get_client()``), its errors ours."""
-        try:
-            return redisclient.get_client()
-        except redisclient.RedisClientError as exc:
-            raise WorkerIdUnavailable(str(exc)) from None
-
     def _run(self, script: RedisScript, pool: str, args: list[Any]) -> Any:
         """Run ``script`` on ``pool``, and note the pool's name in ``POOLS`` (a FLUSHALL
         forgets it; the next acquisition or heartbeat in the pool writes it again)."""
-        import redis  # the Redis stores only: lazy
-
-        try:
-            answer = script(self._client(), [self.key(pool)], args)
-            self._client().sadd(self.POOLS, pool)
-            return answer
-        except (
-            RedisUnavailable,
-            redis.exceptions.ConnectionError,
-            redis.exceptions.TimeoutError,
-        ) as exc:
-            raise WorkerIdUnavailable(
-                f"Redis ({redisclient.describe()}) is unreachable for worker-id leases: {exc}"
-            ) from exc
-        except redis.exceptions.ResponseError as exc:
-            raise WorkerIdUnavailable(
-                f"Redis refused the worker-id pool key {self.key(pool)!r}: {exc}"
-            ) from exc
+        answer = self.redis.run(script, [self.key(pool)], args)
+        self.redis.command("sadd", self.POOLS, pool, key=self.POOLS)
+        return answer
 
     def acquire(self, request: LeaseRequest) -> Acquired:
         r = request
@@ -263,11 +245,15 @@ class RedisLeaseStore:
         pass  # the client is redisclient's, which a child opens anew
 
     def leases(self, pool: str | None = None) -> list[LeaseInfo]:
-        client = self._client()
-        names = [pool] if pool else sorted(p.decode() for p in client.smembers(self.POOLS))
+        if pool:
+            names = [pool]
+        else:
+            names = sorted(p.decode() for p in self.redis.command("smembers", self.POOLS))
         found = []
         for name in names:
-            fields = {k.decode(): v.decode() for k, v in client.hgetall(self.key(name)).items()}
+            key = self.key(name)
+            stored = self.redis.command("hgetall", key, key=key)
+            fields = {k.decode(): v.decode() for k, v in stored.items()}
             for field, value in fields.items():
                 if not field.isdigit():  # "until:<id>", "since"
                     continue

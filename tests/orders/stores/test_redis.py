@@ -20,12 +20,10 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from django_snowid.core.order_stream import resume
-from django_snowid.exceptions import OrderNumberUnavailable
-from django_snowid.orders.stores.base import MISSING, RecoverArgs, ReserveArgs
-from django_snowid.orders.stores.redis import RECOVER, RESERVE, RedisOrderStore, reserve_outcome
+from django_snowid.orders.stores.base import MISSING
+from django_snowid.orders.stores.redis import RECOVER, RESERVE, reserve_outcome
 from django_snowid.stores.redis_scripts import server_id
 from tests.order_cases import NOW, core_reserve, offsets, picked, reservations
-from tests.support import DroppingProxy
 
 pytestmark = pytest.mark.redis
 
@@ -163,38 +161,3 @@ def test_server_id_is_asked_of_the_server_answering_now(throwaway_redis):
     after = server_id(client, "stream")
     assert after == client.info("server")["run_id"]
     assert after != before
-
-
-def _store_calls(store: RedisOrderStore) -> dict[str, Any]:
-    args = ReserveArgs(offset=0, cap=99, wanted=1, first_sequence=1, max_lead=2)
-    return {
-        "reserve": lambda: store.reserve("s", args),
-        "reserve_block": lambda: store.reserve_block("s", args),
-        "recover": lambda: store.recover("s", None, RecoverArgs(0, 1, force=False)),
-        "read": lambda: store.read("s"),
-        "streams": lambda: store.streams(),
-    }
-
-
-@pytest.mark.parametrize("call", list(_store_calls(RedisOrderStore("snowid", "p"))))
-def test_every_call_of_a_stopped_server_is_unavailable(call, settings, throwaway_redis):
-    settings.CACHES = throwaway_redis.caches()
-    throwaway_redis.stop()
-    with pytest.raises(OrderNumberUnavailable, match="unreachable"):
-        _store_calls(RedisOrderStore("snowid", "p"))[call]()
-
-
-def test_a_reservation_survives_a_connection_lost_while_its_script_loads(settings, throwaway_redis):
-    """After a restart the script is gone (NOSCRIPT); the connection breaking during
-    SCRIPT LOAD is one more broken connection: tried again, not raised as redis-py's."""
-    settings.CACHES = throwaway_redis.caches()
-    store = RedisOrderStore("snowid", "p")
-    args = ReserveArgs(offset=0, cap=99, wanted=1, first_sequence=1, max_lead=2)
-    assert store.reserve("s", args) is MISSING
-    store.recover("s", None, RecoverArgs(0, 1, force=False))
-    with DroppingProxy(throwaway_redis.port, b"\r\nSCRIPT\r\n", times=1) as proxy:
-        settings.CACHES = proxy.caches()
-        throwaway_redis.client().script_flush()
-        outcome = RedisOrderStore("snowid", "p").reserve("s", args)
-        assert proxy.dropped == 1
-    assert outcome is not MISSING
