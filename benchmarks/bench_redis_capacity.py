@@ -14,13 +14,15 @@ Then order numbers as an application issues them, in blocks (``SNOWID_ORDER_BLOC
 ``--processes`` processes call ``next_number()`` as fast as they can, 4 streams each (a
 19-bit sequence, so that no stream's second fills up), for ``--seconds``; the total is
 the numbers one primary serves (against one script call a number, the RESERVE row above).
-And at 10, 1,000 and 10,000 numbers a second per process, paced: the numbers the blocks
-abandoned at the end of their seconds, as a share of the numbers reserved.
+And at 10, 1,000 and 10,000 numbers a second per process, paced (``--paced-seconds``, to
+the end of a whole second): the numbers the blocks abandoned at the end of their seconds,
+as a share of the numbers reserved.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import multiprocessing
 import os
 import shutil
@@ -171,9 +173,12 @@ def _issue_paced(port: int, worker: int, rate: int, ready: object, out: object) 
     blocks = issuer._blocks  # type: ignore[attr-defined]
     first_reserved, first_abandoned = blocks.reserved, blocks.abandoned
     ready.wait()  # type: ignore[attr-defined]
+    # Run to the end of a whole second: the last block's second is over too, so what it
+    # leaves is what a process would abandon, not numbers cut off by the benchmark's end.
+    duration = math.ceil(time.time() + PACED_S) - time.time()
     issued, step = 0, 1 / rate
     began = time.perf_counter()
-    while (now := time.perf_counter() - began) < PACED_S:
+    while (now := time.perf_counter() - began) < duration:
         due = int(now * rate) + 1
         while issued < due:
             issuer.next_number(12)  # type: ignore[attr-defined]
@@ -181,7 +186,7 @@ def _issue_paced(port: int, worker: int, rate: int, ready: object, out: object) 
         time.sleep(max(0.0, min(step, issued / rate - (time.perf_counter() - began))))
     blocks.wanted(0)  # the last block ends: its unused numbers count as abandoned
     out.put(  # type: ignore[attr-defined]
-        (issued, blocks.reserved - first_reserved, blocks.abandoned - first_abandoned)
+        (issued, blocks.reserved - first_reserved, blocks.abandoned - first_abandoned, duration)
     )
 
 
@@ -263,9 +268,9 @@ def main() -> int:
         f"\n{'paced, per process':20} {'issued':>9} {'reserved':>9} {'abandoned':>9} "
         f"{'of reserved':>12} {'abandoned/s':>12} {'of a 14-bit second':>19}"
     )
-    for rate, (issued, reserved, abandoned) in paced.items():
+    for rate, (issued, reserved, abandoned, seconds) in paced.items():
         share = abandoned / reserved if reserved else 0.0
-        per_s = abandoned / args.processes / PACED_S  # one process's, on one stream
+        per_s = abandoned / seconds  # one process's, on one stream
         print(
             f"{f'{rate:,}/s':20} {issued:>9,} {reserved:>9,} {abandoned:>9,} {share:>12.1%} "
             f"{per_s:>12,.0f} {per_s / 16_383:>19.2%}"
