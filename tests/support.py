@@ -170,10 +170,13 @@ class DroppingProxy:
             except OSError:  # closed by __exit__
                 return
             server = socket.create_connection(("127.0.0.1", self.target))
-            threading.Thread(target=self._pump, args=(client, server, True), daemon=True).start()
-            threading.Thread(target=self._pump, args=(server, client, False), daemon=True).start()
+            pumps = [threading.Semaphore(0)]  # released by the first pump that ends
+            for source, sink, watched in ((client, server, True), (server, client, False)):
+                threading.Thread(
+                    target=self._pump, args=(source, sink, watched, pumps), daemon=True
+                ).start()
 
-    def _pump(self, source: Any, sink: Any, watched: bool) -> None:
+    def _pump(self, source: Any, sink: Any, watched: bool, pumps: list[Any]) -> None:
         import socket
 
         try:
@@ -186,10 +189,16 @@ class DroppingProxy:
                 sink.sendall(data)
         except OSError:
             pass
-        for end in (source, sink):
+        for end in (source, sink):  # wakes the other pump; the descriptors stay open
             with contextlib.suppress(OSError):
                 end.shutdown(socket.SHUT_RDWR)
-            end.close()
+        # The last pump to end closes both sockets: closing while the other still uses
+        # them could let a new connection reuse a descriptor and be cut by mistake.
+        if pumps[0].acquire(blocking=False):
+            source.close()
+            sink.close()
+        else:
+            pumps[0].release()
 
 
 def redis_caches(url: str) -> dict[str, Any]:

