@@ -8,6 +8,8 @@ description of every user class that has none.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from django.db.models import QuerySet
@@ -48,12 +50,13 @@ def _id_schema(layout: Layout) -> dict[str, Any]:
 # Pages by a Snowflake key (``key``: a field name, None for the pk), newest first.
 # ``page_size`` rows unless ``limit`` asks for fewer, at most ``max_page_size``;
 # ``settle = False`` serves rows up to the newest (no settled bound: for browsing, not
-# for polling).
+# for polling); ``clock`` (Unix nanoseconds) times the settle window.
 class SnowflakeCursorPagination(BasePagination):
     page_size: int = api_settings.PAGE_SIZE or 20
     max_page_size: int = 100
     key: str | None = None
     settle: bool = True
+    clock: Callable[[], int] = staticmethod(time.time_ns)
 
     page: KeysetPage | None = None
     links: PageLinks | None = None
@@ -71,7 +74,7 @@ class SnowflakeCursorPagination(BasePagination):
             )
         except PageParameterError as exc:
             raise exceptions.ValidationError({exc.parameter: [exc.reason]}) from None
-        bound = settled(key.layout, using=queryset.db) if self.settle else None
+        bound = settled(key.layout, using=queryset.db, clock=self.clock) if self.settle else None
         self.page = read_page(queryset, key, asked, bound)
         self.links = page_links(request.build_absolute_uri(), self.page.cursors)
         return self.page.rows

@@ -1,0 +1,157 @@
+"""A feed never skips a committed row: interleavings stepped one statement at a time, in
+which a row drawn earlier commits after a later one. The naive ``pk > last seen`` poll
+and DRF's CursorPagination miss it; polling with ``min_id`` below the settled id does not."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection, transaction
+
+from django_snowid.exceptions import SettledBoundError
+from django_snowid.ids.issuer import next_id
+from django_snowid.pagination import settled
+from django_snowid.settings_layouts import get_layout
+from tests.feedapp import api
+from tests.feedapp.models import Post
+from tests.pagination.feeds import START, id_at
+from tests.pagination.pollers import DrfCursor, Naive, Ours, Writer
+from tests.support import FakeClock
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def writers():
+    made: list[Writer] = []
+
+    def make() -> Writer:
+        made.append(Writer())
+        return made[-1]
+
+    yield make
+    for writer in made:
+        writer.close()
+
+
+def on_postgresql() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def insert(*ids: int) -> None:
+    Post.objects.bulk_create(Post(id=i, body="w") for i in ids)
+
+
+def every_poller(client, start: int) -> tuple[Ours, DrfCursor, Naive, Ours]:
+    """Ours, DRF's, the naive one, and ours with ``settle = False``."""
+    return Ours(client, start), DrfCursor(client), Naive(start), Ours(client, start, "/feed/browse/")
+
+
+def assert_only_ours_served_everything(pollers, ids: list[int]) -> None:
+    ours, *others = pollers
+    late = ids[0]
+    assert {i: ours.served[i] for i in ids} == dict.fromkeys(ids, 1)
+    assert max(ours.served.values()) == 1
+    for other in others:  # the defect, shown: each of them served the later rows only
+        assert late not in other.served
+        assert all(other.served[i] == 1 for i in ids[1:])
+
+
+def test_a_late_commit_is_served_once_the_window_settles(client, settings, writers, monkeypatch):
+    """The settle window (SQLite, MariaDB): a id drawn before two later rows commit,
+    committed after them, on a clock the test moves."""
+    if on_postgresql():
+        pytest.skip("PostgreSQL settles by its running transactions (the tests below)")
+    clock = FakeClock(int((START + timedelta(seconds=4)).timestamp() * 1e9))
+    monkeypatch.setattr(api.Pages, "clock", staticmethod(clock))
+    settings.SNOWID_FEED_SETTLE_WINDOW_S = 10
+    layout = get_layout()
+    start, late, b1, b2 = (id_at(layout, s) for s in (0, 1, 2, 3))
+    insert(start)
+    pollers = every_poller(client, start)
+    slow, fast = writers(), writers()
+    slow.step(lambda: transaction.set_autocommit(False))  # drew ``late``, has not written
+    fast.step(lambda: insert(b1, b2))
+    for poller in pollers:
+        poller.poll()
+    assert pollers[0].served.total() == 0  # nothing is settled yet
+    slow.step(lambda: (insert(late), transaction.commit(), transaction.set_autocommit(True)))
+    clock.advance_ms(20_000)
+    for poller in pollers:
+        poller.poll()
+    assert_only_ours_served_everything(pollers, [late, b1, b2])
+
+
+def test_a_running_transaction_holds_the_feed_back(client, settings, writers):
+    """PostgreSQL: the transaction that drew ``late`` is running; the settled id stays
+    below it while two later rows commit, and passes them all once it commits."""
+    if not on_postgresql():
+        pytest.skip("the database watermark is PostgreSQL's")
+    settings.SNOWID_FEED_SETTLE_MARGIN_MS = 0  # ids drawn inside their transactions
+    start = Post.objects.create(body="start").pk
+    pollers = every_poller(client, start)
+    slow, fast = writers(), writers()
+
+    def begin_and_draw() -> int:
+        transaction.set_autocommit(False)
+        connection.cursor().execute("SELECT 1")  # the transaction has begun
+        return Post.objects.create(body="late").pk
+
+    late = slow.step(begin_and_draw)
+    b1, b2 = fast.step(lambda: [Post.objects.create(body="b").pk for _ in range(2)])
+    assert late < b1 < b2
+    for poller in pollers:
+        poller.poll()
+    assert pollers[0].served.total() == 0 and pollers[0].settled <= late
+    slow.step(lambda: (transaction.commit(), transaction.set_autocommit(True)))
+    for _ in range(10_000):  # the settled id passes b2 at the next millisecond
+        pollers[0].poll()
+        if pollers[0].settled > b2:
+            break
+    for poller in pollers[1:]:
+        poller.poll()
+    assert_only_ours_served_everything(pollers, [late, b1, b2])
+
+
+def database_now() -> object:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT clock_timestamp()")
+        return cursor.fetchone()[0]
+
+
+def test_the_margin_covers_an_id_drawn_before_its_transaction_began(settings):
+    """PostgreSQL: an id drawn 30 s before its transaction began (a paused process, a
+    database clock ahead) is not yet settled with a 60 s margin; with none, it would be,
+    though its row has not even been written."""
+    if not on_postgresql():
+        pytest.skip("the database watermark is PostgreSQL's")
+    layout = get_layout()
+    drawn = layout.compose(layout.tick_at(database_now() - timedelta(seconds=30)), 3, 0)
+    settings.SNOWID_FEED_SETTLE_MARGIN_MS = 60_000
+    assert settled(layout, using="default").id <= drawn
+    settings.SNOWID_FEED_SETTLE_MARGIN_MS = 0
+    assert settled(layout, using="default").id > drawn  # what the margin is for
+
+
+def test_the_watermark_refuses_an_old_snapshot(settings):
+    if not on_postgresql():
+        pytest.skip("the database watermark is PostgreSQL's")
+    with transaction.atomic():
+        connection.cursor().execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        with pytest.raises(SettledBoundError, match="REPEATABLE READ"):
+            settled(get_layout(), using="default")
+    with transaction.atomic():  # READ COMMITTED: each statement sees what committed
+        assert settled(get_layout(), using="default").source == "database"
+
+
+def test_the_window_is_timed_by_the_clock_given(settings):
+    if on_postgresql():
+        pytest.skip("PostgreSQL settles by its running transactions")
+    settings.SNOWID_FEED_SETTLE_WINDOW_S = 2.5
+    layout = get_layout()
+    clock = FakeClock(int(START.timestamp() * 1e9))
+    point = settled(layout, using="default", clock=clock)
+    assert point.source == "window"
+    assert point.id == layout.min_id_at(START - timedelta(seconds=2.5))
+    assert point.at == START - timedelta(seconds=2.5)
