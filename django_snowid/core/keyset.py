@@ -1,10 +1,5 @@
-"""Keyset pages over a unique, time-ordered integer key: which window of keys a request
-asks for, in which order the database reads it, and the cursors of the pages around it.
-
-The parameters are Mastodon's: ``max_id`` (older than), ``since_id`` (newer than, the
-newest rows first) and ``min_id`` (newer than, the rows immediately after it). Every
-bound given applies; a response is always newest first.
-"""
+"""Keyset pages over a unique ordered integer key, by Mastodon's ``max_id``,
+``since_id`` and ``min_id``: the window of keys, its direction, the cursors around it."""
 
 from __future__ import annotations
 
@@ -16,11 +11,8 @@ __all__ = ["PageRequest", "Window", "page_cursors", "window_of"]
 
 @dataclass(frozen=True)
 class PageRequest:
-    """A page asked for: ``limit`` rows, and the cursors given (``None``: not given).
-
-    ``settled`` is the exclusive upper bound of the keys every reader may be shown (no
-    transaction still running can commit a smaller one); ``None``: no such bound.
-    """
+    """``limit`` rows, the cursors given (``None``: not given), and ``settled``: the
+    exclusive upper bound of the keys that may be shown (``None``: none)."""
 
     limit: int
     max_id: int | None = None
@@ -39,16 +31,17 @@ class Window:
     ascending: bool
 
 
-def _tightest(values: Sequence[int | None], pick: type[min] | type[max]) -> int | None:
-    given = [value for value in values if value is not None]
-    return pick(given) if given else None
+def _given(values: Sequence[int | None]) -> list[int]:
+    return [value for value in values if value is not None]
 
 
 def window_of(request: PageRequest) -> Window:
     """The keys ``request`` selects and the direction to read them in."""
+    lows = _given((request.since_id, request.min_id))
+    highs = _given((request.max_id, request.settled))
     return Window(
-        low=_tightest((request.since_id, request.min_id), max),
-        high=_tightest((request.max_id, request.settled), min),
+        low=max(lows) if lows else None,
+        high=min(highs) if highs else None,
         ascending=request.min_id is not None,
     )
 
@@ -62,15 +55,10 @@ class Cursors:
     newer: int | None
 
 
-def page_cursors(
-    request: PageRequest, keys: Sequence[int], *, more_beyond: bool
-) -> Cursors:
-    """The cursors around a page whose keys, newest first, are ``keys``.
-
-    ``more_beyond``: rows lie past the page in the direction it was read (older ones for
-    a descending read, newer ones for an ascending read). An empty page that reaches up to
-    the settled bound still has a newer page: polling it brings what settles next.
-    """
+def page_cursors(request: PageRequest, keys: Sequence[int], *, more_beyond: bool) -> Cursors:
+    """The cursors around a page whose keys, newest first, are ``keys``; ``more_beyond``:
+    rows lie past it in the direction it was read. An empty page up to the settled bound
+    still has a newer page: polling it brings what settles next."""
     window = window_of(request)
     if keys:
         older_exists = more_beyond if not window.ascending else True

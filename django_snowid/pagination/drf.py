@@ -1,10 +1,5 @@
-"""Django REST framework pagination by Snowflake ids: ``limit``, ``max_id``, ``since_id``,
-``min_id``, ``created_after`` and ``created_before``; newest first; ``Link`` headers and
-the same links in the body; rows served only up to the settled id.
-
-The class is documented in comments: drf-spectacular would take a docstring as the
-description of every user class that has none.
-"""
+"""Django REST framework pagination by Snowflake ids (the class is documented in
+comments: drf-spectacular would take a docstring as every subclass's description)."""
 
 from __future__ import annotations
 
@@ -86,15 +81,15 @@ class SnowflakeCursorPagination(BasePagination):
     def get_paginated_response(self, data: Any) -> Response:
         assert self.links is not None, "paginate_queryset() first"
         headers = {}
-        header = link_header(self.links)
+        header, settled_id = link_header(self.links), self.settled_id()
         if header is not None:
             headers["Link"] = header
-        if self.settled_id() is not None:
-            headers[SETTLED_HEADER] = self.settled_id()
+        if settled_id is not None:
+            headers[SETTLED_HEADER] = settled_id
         body = {
             "next": self.links.older,
             "previous": self.links.newer,
-            "settled_id": self.settled_id(),
+            "settled_id": settled_id,
             "results": data,
         }
         return Response(body, headers=headers)
@@ -128,10 +123,31 @@ class SnowflakeCursorPagination(BasePagination):
         limit = {"type": "integer", "minimum": 1, "maximum": self.max_page_size}
         moment = {"type": "string", "format": "date-time"}
         return [
-            {"name": "limit", "required": False, "in": "query", "schema": limit,
-             "description": f"Rows a page, at most {self.max_page_size}."},
-            *[{"name": name, "required": False, "in": "query", "schema": id_schema,
-               "description": text} for name, text in _PARAMETERS],
-            *[{"name": name, "required": False, "in": "query", "schema": moment,
-               "description": text} for name, text in _TIMES],
+            {
+                "name": "limit",
+                "required": False,
+                "in": "query",
+                "schema": limit,
+                "description": f"Rows a page, at most {self.max_page_size}.",
+            },
+            *[
+                {
+                    "name": name,
+                    "required": False,
+                    "in": "query",
+                    "schema": id_schema,
+                    "description": text,
+                }
+                for name, text in _PARAMETERS
+            ],
+            *[
+                {
+                    "name": name,
+                    "required": False,
+                    "in": "query",
+                    "schema": moment,
+                    "description": text,
+                }
+                for name, text in _TIMES
+            ],
         ]

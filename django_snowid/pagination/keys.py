@@ -1,10 +1,9 @@
-"""The field a model's pages are ordered by: a Snowflake field, unique or indexed, never
-null. Order numbers are refused (their order within a second is not the order they were
-issued in: see the docs' page on paging by ids)."""
+"""The field a model's pages are ordered by: a Snowflake field, indexed, never null."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import models
 
@@ -23,7 +22,7 @@ class CursorKey:
     layout: Layout
 
 
-def _indexed(model: type[models.Model], field: models.Field) -> bool:
+def _indexed(model: type[models.Model], field: Any) -> bool:
     if field.primary_key or field.unique or field.db_index:
         return True
     indexes = [*model._meta.indexes, *model._meta.constraints]

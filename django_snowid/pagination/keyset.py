@@ -1,5 +1,4 @@
-"""One page of a queryset by its Snowflake key: the window the parameters select, read
-through the key's index (no ``COUNT(*)``, no ``OFFSET``), and the cursors around it."""
+"""One page of a queryset by its Snowflake key, read through the key's index."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The URLs of the pages around a page: the request's own URL with its cursor parameters
-replaced (its filters, ``limit`` and time bounds kept), and the ``Link`` header naming
-them."""
+"""The URLs of the pages around a page (the request's, its cursor replaced) and the
+``Link`` header naming them."""
 
 from __future__ import annotations
 
@@ -23,7 +22,9 @@ class PageLinks:
 
 def _with_cursor(url: str, name: str, value: int) -> str:
     scheme, netloc, path, query, fragment = urlsplit(url)
-    kept = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k not in CURSOR_PARAMETERS]
+    kept = [
+        (k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k not in CURSOR_PARAMETERS
+    ]
     kept.append((name, str(value)))
     return urlunsplit((scheme, netloc, path, urlencode(kept), fragment))
 

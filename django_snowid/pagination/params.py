@@ -13,7 +13,7 @@ from ..core.echo import shown
 from ..core.layout import Layout
 from ..exceptions import InvalidId, PageParameterError
 
-__all__ = ["CURSOR_PARAMETERS", "PageParameters", "TIME_PARAMETERS", "read_parameters"]
+__all__ = ["CURSOR_PARAMETERS", "TIME_PARAMETERS", "PageParameters", "read_parameters"]
 
 #: The parameters that place a page (one page's links replace them).
 CURSOR_PARAMETERS = ("max_id", "since_id", "min_id")
@@ -93,6 +93,9 @@ def read_parameters(
     ``max_limit`` is lowered to it."""
     return PageParameters(
         limit=_limit(query, default_limit, max_limit),
-        **{name: _id(query, name, layout) for name in CURSOR_PARAMETERS},
-        **{name: _moment(query, name) for name in TIME_PARAMETERS},
+        max_id=_id(query, "max_id", layout),
+        since_id=_id(query, "since_id", layout),
+        min_id=_id(query, "min_id", layout),
+        created_after=_moment(query, "created_after"),
+        created_before=_moment(query, "created_before"),
     )

@@ -1,12 +1,5 @@
-"""How far a feed is settled: the id below which no transaction still running can commit
-a row.
-
-PostgreSQL tells it: every transaction that can still commit is in ``pg_stat_activity``
-with its start, from before its first statement until after its commit is visible to new
-snapshots; an id is drawn in that transaction or at most ``SNOWID_FEED_SETTLE_MARGIN_MS``
-before it began. Elsewhere, and for sessions PostgreSQL hides from the app's role, ids
-settle ``SNOWID_FEED_SETTLE_WINDOW_S`` after they were drawn.
-"""
+"""How far a feed is settled: the id below which no running transaction can commit a
+row (PostgreSQL: its oldest running transaction less a margin; elsewhere a window)."""
 
 from __future__ import annotations
 
@@ -23,17 +16,16 @@ from ..exceptions import SettledBoundError
 
 __all__ = ["Settled", "settled"]
 
-#: Every session of this database that can still commit, but our own; PostgreSQL hides
-#: the columns of other roles' sessions (NULL) from a role without pg_read_all_stats.
+#: The sessions of this database but ours; other roles' are NULL without pg_read_all_stats.
 _OLDEST_TRANSACTION = """
-SELECT least(clock_timestamp(), min(a.xact_start)),
-       count(*) FILTER (WHERE a.backend_type IS NULL),
+SELECT least(clock_timestamp(), min(s.xact_start)),
+       count(*) FILTER (WHERE s.backend_type IS NULL),
        current_setting('transaction_isolation'),
        pg_is_in_recovery()
-FROM pg_stat_activity a
-WHERE a.datname = current_database()
-  AND a.pid <> pg_backend_pid()
-  AND a.backend_type IS DISTINCT FROM 'autovacuum worker'
+FROM pg_stat_get_activity(NULL) s
+WHERE s.datid = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND s.pid <> pg_backend_pid()
+  AND s.backend_type IS DISTINCT FROM 'autovacuum worker'
 """
 
 
@@ -74,9 +66,7 @@ def _from_postgresql(connection: object, now_ns: int) -> tuple[datetime, str]:
     return start, "database"
 
 
-def settled(
-    layout: Layout, *, using: str, clock: Callable[[], int] = time.time_ns
-) -> Settled:
+def settled(layout: Layout, *, using: str, clock: Callable[[], int] = time.time_ns) -> Settled:
     """How far the table on database ``using`` is settled, in ids of ``layout``;
     ``clock`` (nanoseconds since the Unix epoch) times the settle window."""
     connection = connections[using]

@@ -1,7 +1,5 @@
-"""Pages by Snowflake ids for plain Django views: a paginator whose page is read from the
-request (``limit``, ``max_id``, ``since_id``, ``min_id``, ``created_after``,
-``created_before``), with "older" and "newer" links, and the mixin that gives it to a
-``ListView``. A bad parameter is a 400 (``BadRequest``) naming it."""
+"""Pages by Snowflake ids for plain Django views and ``ListView``, with "older" and
+"newer" links; a bad parameter is a 400 (``BadRequest``) naming it."""
 
 from __future__ import annotations
 

@@ -24,7 +24,9 @@ def make_posts(count: int = 24) -> list[Post]:
     "ann" and "bob" in turn."""
     layout = get_layout()
     posts = [
-        Post(id=id_at(layout, i // 2, node=3 + i % 2), author="ann" if i % 3 else "bob", body=f"#{i}")
+        Post(
+            id=id_at(layout, i // 2, node=3 + i % 2), author="ann" if i % 3 else "bob", body=f"#{i}"
+        )
         for i in range(count)
     ]
     return Post.objects.bulk_create(posts)

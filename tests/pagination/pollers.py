@@ -72,7 +72,9 @@ class Naive(Poller):
         self.last = start
 
     def poll(self) -> list[int]:
-        ids = list(Post.objects.filter(pk__gt=self.last).order_by("pk").values_list("pk", flat=True))
+        ids = list(
+            Post.objects.filter(pk__gt=self.last).order_by("pk").values_list("pk", flat=True)
+        )
         self.last = max([self.last, *ids])
         return self.record(ids)
 

@@ -10,7 +10,6 @@ import pytest
 from django.db import connection, transaction
 
 from django_snowid.exceptions import SettledBoundError
-from django_snowid.ids.issuer import next_id
 from django_snowid.pagination import settled
 from django_snowid.settings_layouts import get_layout
 from tests.feedapp import api
@@ -45,7 +44,12 @@ def insert(*ids: int) -> None:
 
 def every_poller(client, start: int) -> tuple[Ours, DrfCursor, Naive, Ours]:
     """Ours, DRF's, the naive one, and ours with ``settle = False``."""
-    return Ours(client, start), DrfCursor(client), Naive(start), Ours(client, start, "/feed/browse/")
+    return (
+        Ours(client, start),
+        DrfCursor(client),
+        Naive(start),
+        Ours(client, start, "/feed/browse/"),
+    )
 
 
 def assert_only_ours_served_everything(pollers, ids: list[int]) -> None:

@@ -21,7 +21,10 @@ def rendered(client, url: str) -> tuple[list[int], dict[str, str]]:
     assert response.status_code == 200, response.content
     html = response.content.decode()
     ids = [int(i) for i in re.findall(r'data-id="(\d+)"', html)]
-    links = {rel: href.replace("&amp;", "&") for rel, href in re.findall(r'rel="(\w+)" href="([^"]+)"', html)}
+    links = {
+        rel: href.replace("&amp;", "&")
+        for rel, href in re.findall(r'rel="(\w+)" href="([^"]+)"', html)
+    }
     return ids, links
 
 
