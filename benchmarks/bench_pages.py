@@ -153,11 +153,23 @@ def time_pages(depth: int, repeat: int) -> dict[tuple[str, str], float]:
     return {label: statistics.median(times) for label, times in spent.items()}
 
 
-def time_settled(dsn: str, name: str, connections: int, calls: int = 1000) -> float:
-    """The settled-id query's mean time, ``connections`` others open (half in a transaction)."""
+def _per_call(call: Callable[[], object], calls: int) -> float:
+    call()
+    began = time.perf_counter()
+    for _ in range(calls):
+        call()
+    return (time.perf_counter() - began) / calls
+
+
+def time_settled(dsn: str, name: str, connections: int, calls: int = 1000) -> dict[str, float]:
+    """With ``connections`` others open (half in a transaction): the mean time of a
+    settled() call, of a ``SELECT 1`` on the same connection (the round trip), and the
+    server's own time for the query (a loop of it inside one statement)."""
     import psycopg
+    from django.db import connection
 
     from django_snowid.pagination import settled
+    from django_snowid.pagination.settle import _OLDEST_TRANSACTION
     from django_snowid.settings_layouts import get_layout
 
     others = [psycopg.connect(f"{dsn} dbname={name}") for _ in range(connections)]
@@ -167,17 +179,25 @@ def time_settled(dsn: str, name: str, connections: int, calls: int = 1000) -> fl
             if number % 2:
                 other.commit()  # idle, out of a transaction
         layout = get_layout()
-        settled(layout, using="default")
-        began = time.perf_counter()
-        for _ in range(calls):
-            settled(layout, using="default")
-        return (time.perf_counter() - began) / calls
+        cursor = connection.cursor()
+        loop = (
+            "DO $$ DECLARE r record; BEGIN FOR i IN 1..%d LOOP PERFORM pg_stat_clear_snapshot(); "
+            "FOR r IN %s LOOP END LOOP; END LOOP; END $$"
+        )
+        return {
+            "settled()": _per_call(lambda: settled(layout, using="default"), calls),
+            "SELECT 1": _per_call(lambda: cursor.execute("SELECT 1"), calls),
+            "server": _per_call(lambda: cursor.execute(loop % (calls, _OLDEST_TRANSACTION)), 1)
+            / calls,
+        }
     finally:
         for other in others:
             other.close()
 
 
-def report(args: argparse.Namespace, pages: dict[tuple[str, str], float], each: float) -> int:
+def report(
+    args: argparse.Namespace, pages: dict[tuple[str, str], float], each: dict[str, float]
+) -> int:
     deep = f"{args.depth:,} down"
     print(f"PostgreSQL, {args.rows:,} rows, {PAGE} rows a page, median of {args.repeat} rounds")
     print(f"{'paginator':28} {'page 1 ms':>10} {deep + ' ms':>18} {'deep/page 1':>12}")
@@ -188,7 +208,9 @@ def report(args: argparse.Namespace, pages: dict[tuple[str, str], float], each: 
     print(f"ours: deep page / page 1 = {ours:.2f}x (target {TARGET}x)")
     print(
         f"settled-id query, {args.connections} other connections open: "
-        f"{each * 1e3:.3f} ms a page (target 1 ms)"
+        f"{each['settled()'] * 1e3:.3f} ms a page (target 1 ms); SELECT 1 on the same "
+        f"connection {each['SELECT 1'] * 1e3:.3f} ms; the server's time "
+        f"{each['server'] * 1e3:.3f} ms"
     )
     return 0
 

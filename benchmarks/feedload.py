@@ -41,7 +41,7 @@ class Outcome:
 
 
 def _write(model: Any, worker: int, load: Load, until: float, queue: Any) -> None:
-    from django.db import transaction
+    from django.db import DatabaseError, transaction
 
     from django_snowid.core.generator import SnowflakeGenerator
     from django_snowid.settings_layouts import get_layout
@@ -52,9 +52,12 @@ def _write(model: Any, worker: int, load: Load, until: float, queue: Any) -> Non
     longest = 0.0
     while time.monotonic() < until:
         drawn = time.monotonic()
-        with transaction.atomic():
-            row = model.objects.create(id=generator.next_id(), body=f"w{worker}")
-            time.sleep(chance.uniform(0, load.longest_transaction_s))
+        try:
+            with transaction.atomic():
+                row = model.objects.create(id=generator.next_id(), body=f"w{worker}")
+                time.sleep(chance.uniform(0, load.longest_transaction_s))
+        except DatabaseError:  # SQLite's lock wait ran out: rolled back, not committed
+            continue
         longest = max(longest, time.monotonic() - drawn)
         committed.append(row.pk)
     queue.put((committed, longest))
@@ -97,7 +100,7 @@ def run_load(
     while any(process.is_alive() for process in processes):
         poll_all()
         time.sleep(load.poll_every_s)
-    replies = [queue.get(timeout=60) for _ in processes]
+    replies = [queue.get(timeout=300) for _ in processes]
     for process in processes:
         process.join()
     committed = {pk for ids, _ in replies for pk in ids}

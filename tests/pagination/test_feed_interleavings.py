@@ -159,3 +159,34 @@ def test_the_window_is_timed_by_the_clock_given(settings):
     assert point.source == "window"
     assert point.id == layout.min_id_at(START - timedelta(seconds=2.5))
     assert point.at == START - timedelta(seconds=2.5)
+
+
+def test_sessions_hidden_from_the_role_are_counted(settings):
+    """PostgreSQL: a role that cannot see other roles' sessions learns that some are
+    hidden (the settled id then also waits for the window), instead of reading them as
+    idle."""
+    if not on_postgresql():
+        pytest.skip("the database watermark is PostgreSQL's")
+    import psycopg
+
+    from django_snowid.pagination.settle import _OLDEST_TRANSACTION
+
+    role = f"snowid_reader_{connection.settings_dict['NAME'][-12:]}".replace("-", "_")
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP ROLE IF EXISTS {role}")
+        cursor.execute(f"CREATE ROLE {role} LOGIN")
+    params = connection.get_connection_params()
+    try:
+        with transaction.atomic():  # a session of another role, in a transaction
+            connection.cursor().execute("SELECT 1")
+            with psycopg.connect(
+                host=params["host"], port=params["port"], dbname=params["dbname"], user=role
+            ) as reader:
+                _, hidden, _, _ = reader.execute(_OLDEST_TRANSACTION).fetchone()
+            with connection.cursor() as cursor:
+                cursor.execute(_OLDEST_TRANSACTION)
+                _, seen_by_owner, _, _ = cursor.fetchone()
+        assert hidden >= 1 and seen_by_owner == 0
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP ROLE IF EXISTS {role}")
