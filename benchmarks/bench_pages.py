@@ -136,25 +136,30 @@ def page_call(paginator: Any, query: dict[str, str]) -> Callable[[], list[Any]]:
 
 
 def time_pages(depth: int, repeat: int) -> dict[tuple[str, str], float]:
+    """Each page's median time over ``repeat`` rounds; a page under 50 ms is called 20
+    times a round (its time a call is their mean), so that a shared machine's noise
+    weighs less on the fast ones."""
     calls = {}
     for name, (paginator, first, deep) in paginators(depth).items():
         calls[(name, "page 1")] = page_call(paginator, first)
         calls[(name, f"{depth:,} down")] = page_call(paginator, deep)
-    for call in calls.values():
+    inner = {}
+    for label, call in calls.items():
+        began = time.perf_counter()
         assert len(call()) == PAGE  # a full page each, and warm caches
+        inner[label] = 20 if time.perf_counter() - began < 0.05 else 1
     spent: dict[tuple[str, str], list[float]] = {label: [] for label in calls}
     labels = list(calls)
     for round_ in range(repeat):
         for turn in range(len(labels)):
             label = labels[(round_ + turn) % len(labels)]
-            began = time.perf_counter()
-            calls[label]()
-            spent[label].append(time.perf_counter() - began)
+            spent[label].append(_per_call(calls[label], inner[label], warm=False))
     return {label: statistics.median(times) for label, times in spent.items()}
 
 
-def _per_call(call: Callable[[], object], calls: int) -> float:
-    call()
+def _per_call(call: Callable[[], object], calls: int, *, warm: bool = True) -> float:
+    if warm:
+        call()
     began = time.perf_counter()
     for _ in range(calls):
         call()
