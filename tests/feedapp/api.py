@@ -56,7 +56,7 @@ class EntryViewSet(viewsets.ReadOnlyModelViewSet):
 
 class DrfCursorPages(pagination.CursorPagination):
     ordering = "id"
-    page_size = 1
+    page_size = 20
 
 
 class DrfCursorPostViewSet(viewsets.ReadOnlyModelViewSet):

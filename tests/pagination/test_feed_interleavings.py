@@ -20,6 +20,10 @@ from tests.support import FakeClock
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+#: Rows committed after the late one was drawn: more than a page of DRF's, so that its
+#: client moves past the late row's place, as it does when the rows keep coming.
+LATER = api.DrfCursorPages.page_size + 5
+
 
 @pytest.fixture
 def writers():
@@ -71,12 +75,13 @@ def test_a_late_commit_is_served_once_the_window_settles(client, settings, write
     monkeypatch.setattr(api.Pages, "clock", staticmethod(clock))
     settings.SNOWID_FEED_SETTLE_WINDOW_S = 10
     layout = get_layout()
-    start, late, b1, b2 = (id_at(layout, s) for s in (0, 1, 2, 3))
+    start, late = id_at(layout, 0), id_at(layout, 1)
+    later = [id_at(layout, 2, sequence=i) for i in range(LATER)]
     insert(start)
     pollers = every_poller(client, start)
     slow, fast = writers(), writers()
     slow.step(lambda: transaction.set_autocommit(False))  # drew ``late``, has not written
-    fast.step(lambda: insert(b1, b2))
+    fast.step(lambda: insert(*later))
     for poller in pollers:
         poller.poll()
     assert pollers[0].served.total() == 0  # nothing is settled yet
@@ -84,7 +89,7 @@ def test_a_late_commit_is_served_once_the_window_settles(client, settings, write
     clock.advance_ms(20_000)
     for poller in pollers:
         poller.poll()
-    assert_only_ours_served_everything(pollers, [late, b1, b2])
+    assert_only_ours_served_everything(pollers, [late, *later])
 
 
 def test_a_running_transaction_holds_the_feed_back(client, settings, writers):
@@ -103,19 +108,19 @@ def test_a_running_transaction_holds_the_feed_back(client, settings, writers):
         return Post.objects.create(body="late").pk
 
     late = slow.step(begin_and_draw)
-    b1, b2 = fast.step(lambda: [Post.objects.create(body="b").pk for _ in range(2)])
-    assert late < b1 < b2
+    later = fast.step(lambda: [Post.objects.create(body="b").pk for _ in range(LATER)])
+    assert late < later[0] < later[-1]
     for poller in pollers:
         poller.poll()
     assert pollers[0].served.total() == 0 and pollers[0].settled <= late
     slow.step(lambda: (transaction.commit(), transaction.set_autocommit(True)))
-    for _ in range(10_000):  # the settled id passes b2 at the next millisecond
+    for _ in range(10_000):  # the settled id passes them at the next millisecond
         pollers[0].poll()
-        if pollers[0].settled > b2:
+        if pollers[0].settled > later[-1]:
             break
     for poller in pollers[1:]:
         poller.poll()
-    assert_only_ours_served_everything(pollers, [late, b1, b2])
+    assert_only_ours_served_everything(pollers, [late, *later])
 
 
 def database_now() -> object:
