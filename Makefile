@@ -131,6 +131,8 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/bench_database_ids.py
 	$(BIN)/python benchmarks/bench_metrics.py
 	$(BIN)/python benchmarks/bench_adopt.py
+	$(BIN)/python benchmarks/bench_pages.py
+	$(BIN)/python benchmarks/bench_feed_load.py
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .

@@ -35,6 +35,7 @@ from .exceptions import (
 )
 from .fields import OrderNumberField, SnowflakeAutoField, SnowflakeField
 from .orders.formats import build_format
+from .pagination.drf import SnowflakeCursorPagination
 from .settings_layouts import get_layout
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "OrderNumberSerializerField",
     "SnowflakeAutoSchema",
     "SnowflakeCreatedField",
+    "SnowflakeCursorPagination",
     "SnowflakeIdField",
     "SnowflakeModelSerializer",
     "SnowflakeSerializerMixin",

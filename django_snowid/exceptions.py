@@ -133,6 +133,24 @@ class AdoptionError(SnowidError):
     """``snowid_adopt`` refused a step; the message says why. Nothing was changed by it."""
 
 
+class PageParameterError(SnowidError, ValueError):
+    """A query parameter of a page by ids is not valid; ``parameter`` names it."""
+
+    def __init__(self, parameter: str, message: str) -> None:
+        self.parameter = parameter
+        self.reason = message
+        super().__init__(f"{parameter}: {message}")
+
+
+class CursorKeyError(SnowidError):
+    """A field cannot order pages by ids (not a Snowflake field, no index, nullable)."""
+
+
+class SettledBoundError(SnowidError):
+    """The settled bound of a feed cannot be known on this connection (a replica, or a
+    transaction whose snapshot is older than the bound); the message names the fix."""
+
+
 #: Refusals that pass by themselves: the request can be tried again in a moment.
 
 TRY_AGAIN: tuple[type[SnowidError], ...] = (

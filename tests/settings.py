@@ -111,6 +111,7 @@ INSTALLED_APPS = [
     # django-sequences itself: the compat tests compare with it and import its rows.
     "sequences.apps.SequencesConfig",
     "tests.testapp",
+    "tests.feedapp",
 ]
 MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",

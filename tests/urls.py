@@ -12,9 +12,11 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("p/<snowid_public:pk>/", views.product_detail, name="product-by-public-id"),
     path("tickets/", views.ticket_lookup, name="ticket-lookup"),
+    path("posts/", include("tests.feedapp.views")),
 ]
 
 if find_spec("rest_framework") is not None:  # the REST API needs the optional drf extra
     from tests.testapp.api import router
 
     urlpatterns.append(path("api/", include(router.urls)))
+    urlpatterns.append(path("feed/", include("tests.feedapp.api")))

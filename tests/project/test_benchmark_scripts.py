@@ -167,3 +167,39 @@ def test_concealed_numbers_are_compared_with_plain_ones():
     ratios = re.findall(r"^create\(\).*?\s([\d.]+)x$", out, re.M)
     assert len(ratios) == 2 and all(float(r) > 0 for r in ratios), out
     assert len(re.findall(r"^(binary|decimal): .*\s[\d.]+$", out, re.M)) == 6, out
+
+
+@pytest.mark.slow
+def test_deep_pages_are_compared_with_drf_s_paginators():
+    """On a PostgreSQL server of its own: a few rows, each paginator's page 1 and deep
+    page, and the settled-id query with connections open."""
+    out = run_script(
+        "benchmarks/bench_pages.py",
+        *("--rows", "5000", "--depth", "4000", "--repeat", "1", "--connections", "10"),
+        timeout=300,
+    )
+    rows = re.findall(r"^(ours|DRF \w+).*?\s([\d.]+)\s+([\d.]+)\s+[\d.]+x$", out, re.M)
+    assert len(rows) == 4 and all(float(a) > 0 and float(b) > 0 for _, a, b in rows), out
+    assert re.search(r"settled-id query, 10 other connections open: [\d.]+ ms", out), out
+
+
+@pytest.mark.slow
+@pytest.mark.django_db  # needs the PostgreSQL server (skipped where it is missing)
+def test_polling_under_load_is_compared_with_drf_and_the_naive_poll():
+    from django.conf import settings
+
+    if not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        pytest.skip("measures PostgreSQL (SNOWID_TEST_DB=postgresql)")
+    name = f"{os.environ.get('SNOWID_TEST_DB_NAME', 'snowid')}_feed_bench"
+    out = run_script(
+        "benchmarks/bench_feed_load.py",
+        *("--writers", "2", "--seconds", "1.5", "--longest-transaction", "0.3"),
+        env={
+            **{k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
+            "SNOWID_TEST_DB_NAME": name,
+        },
+        timeout=300,
+    )
+    rows = re.findall(r"^(ours|DRF|naive).*?\s([\d,]+)\s+([\d,]+)\s+([\d,]+)$", out, re.M)
+    assert [what for what, *_ in rows] == ["ours", "DRF", "naive"], out
+    assert rows[0][2:] == ("0", "0"), out  # ours: none missed, none twice

@@ -148,6 +148,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "readings",
         "readings.*",
         "drf",
+        "pagination",
+        "pagination.*",
         "audit",
         "audit.*",
         "adopt",
