@@ -20,3 +20,21 @@ if find_spec("rest_framework") is not None:  # the REST API needs the optional d
 
     urlpatterns.append(path("api/", include(router.urls)))
     urlpatterns.append(path("feed/", include("tests.feedapp.api")))
+
+if find_spec("graphene_django") is not None:  # the optional graphene extra
+    from django.views.decorators.csrf import csrf_exempt
+    from graphene_django.views import GraphQLView
+
+    from tests.testapp.graphene_schema import schema as graphene_schema
+
+    graphene_view = GraphQLView.as_view(schema=graphene_schema)
+    urlpatterns.append(path("graphene/", csrf_exempt(graphene_view)))
+
+if find_spec("strawberry_django") is not None:  # the optional strawberry extra
+    from django.views.decorators.csrf import csrf_exempt
+    from strawberry.django.views import GraphQLView as StrawberryView
+
+    from tests.testapp.strawberry_schema import schema as strawberry_schema
+
+    strawberry_view = StrawberryView.as_view(schema=strawberry_schema)
+    urlpatterns.append(path("strawberry/", csrf_exempt(strawberry_view)))
