@@ -5,30 +5,16 @@ from __future__ import annotations
 
 from django.contrib import admin
 from import_export.admin import ImportExportModelAdmin
+from import_export.resources import modelresource_factory
 
 from django_snowid.import_export import SnowflakeModelResource
 
 from .models import Customer, Parcel, Purchase, Tag
 
-
-class PurchaseResource(SnowflakeModelResource):
-    class Meta:
-        model = Purchase
-
-
-class ParcelResource(SnowflakeModelResource):
-    class Meta:
-        model = Parcel
-
-
-class TagResource(SnowflakeModelResource):
-    class Meta:
-        model = Tag
-
-
-class CustomerResource(SnowflakeModelResource):
-    class Meta:
-        model = Customer
+PurchaseResource, ParcelResource, TagResource, CustomerResource = (
+    modelresource_factory(model, resource_class=SnowflakeModelResource)
+    for model in (Purchase, Parcel, Tag, Customer)
+)
 
 
 #: At /spreadsheets/: the suite's other admin tests keep the default site as it is.
