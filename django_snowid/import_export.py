@@ -182,7 +182,7 @@ class SnowflakeManyToManyWidget(widgets.ManyToManyWidget):
         return found
 
 
-def value_widget(field: models.Field) -> functools.partial[_DigitsWidget] | None:
+def _value_widget(field: models.Field) -> functools.partial[_DigitsWidget] | None:
     """The widget class (with its arguments) of a column of ours, else ``None``."""
     if isinstance(field, SnowflakeAutoField | SnowflakeField):
         return functools.partial(SnowflakeWidget, layout=field.layout_name)
@@ -198,11 +198,11 @@ class SnowflakeResourceMixin:
 
     @classmethod
     def widget_from_django_field(cls, f: Any, default: Any = widgets.Widget) -> Any:
-        return value_widget(f) or super().widget_from_django_field(f, default)  # type: ignore[misc]
+        return _value_widget(f) or super().widget_from_django_field(f, default)  # type: ignore[misc]
 
     @classmethod
     def get_fk_widget(cls, field: Any) -> Any:
-        target = value_widget(field.target_field)
+        target = _value_widget(field.target_field)
         plain = super().get_fk_widget(field)  # type: ignore[misc]
         if target is None or plain.keywords.get("use_natural_foreign_keys"):
             return plain
@@ -215,7 +215,7 @@ class SnowflakeResourceMixin:
 
     @classmethod
     def get_m2m_widget(cls, field: Any) -> Any:
-        target = value_widget(field.related_model._meta.pk)
+        target = _value_widget(field.related_model._meta.pk)
         if target is None:
             return super().get_m2m_widget(field)  # type: ignore[misc]
         return functools.partial(
