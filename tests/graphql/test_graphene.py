@@ -161,3 +161,34 @@ def test_relay_nodes_keep_their_global_ids(purchase):
     assert result.errors is None
     assert result.data == {"node": {"id": global_id, "name": "ada"}}
     assert "id: ID!" in str(relay_schema)
+
+
+def test_a_serializer_mutation_of_our_drf_serializer_validates_as_drf_does(purchase):
+    """graphene-django's DRF mutations type our serializer fields as ``String``: exact,
+    and what they refuse is refused with their messages (the format's, the check digit's)."""
+    from graphene_django.rest_framework.mutation import SerializerMutation
+
+    from tests.testapp.api import ParcelSerializer
+    from tests.testapp.graphene_schema import Query
+
+    class CreateParcel(SerializerMutation):
+        class Meta:
+            serializer_class = ParcelSerializer
+            model_operations = ["create"]
+
+    class Mutation(graphene.ObjectType):
+        create_parcel = CreateParcel.Field()
+
+    mutations = graphene.Schema(query=Query, mutation=Mutation)
+    text = (
+        "mutation($p: String!) { createParcel(input: {purchase: $p}) "
+        "{ id errors { field messages } } }"
+    )
+    made = mutations.execute(text, variables={"p": str(purchase.number)})
+    parcel = Parcel.objects.get()
+    assert parcel.purchase_id == purchase.number
+    assert made.data == {"createParcel": {"id": str(parcel.pk), "errors": None}}
+    refused = mutations.execute(text, variables={"p": "12345"})
+    (error,) = refused.data["createParcel"]["errors"]
+    assert error["field"] == "purchase" and "not a yyMMddHHmmss date-time" in error["messages"][0]
+    assert Parcel.objects.count() == 1

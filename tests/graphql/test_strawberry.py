@@ -143,14 +143,16 @@ def test_a_mistyped_check_digit_is_refused_by_the_filter(settings):
     assert "fails its check digit" in refused.errors[0].message
 
 
-def test_the_view_answers_strings(client, purchase):
-    response = client.post(
-        "/strawberry/",
-        {"query": "{ purchases { id number } }"},
-        content_type="application/json",
+def test_the_view_answers_strings_to_strawberry_djangos_test_client(purchase):
+    from strawberry_django.test.client import TestClient
+
+    response = TestClient("/strawberry/").query(
+        "query($n: OrderNumber) { purchases(filters: {number: {exact: $n}}) { id number } }",
+        variables={"n": str(purchase.number)},
     )
-    assert response.json() == {
-        "data": {"purchases": [{"id": str(purchase.pk), "number": str(purchase.number)}]}
+    assert response.errors is None
+    assert response.data == {
+        "purchases": [{"id": str(purchase.pk), "number": str(purchase.number)}]
     }
 
 
