@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from django.db import models
 
-from django_snowid.exceptions import InvalidId
+from django_snowid.exceptions import InvalidId, InvalidSentValue
 from django_snowid.fieldbase import IssuedField
 from django_snowid.graphql.scalars import FIELD_SCALARS, ORDER_NUMBER_SCALAR, SNOWFLAKE_ID_SCALAR
+from tests.project.test_hostile_input import HOSTILE
 
 
 def test_values_are_written_as_strings_of_digits():
@@ -34,3 +35,11 @@ def test_every_integer_field_of_ours_has_a_scalar():
     integers = {c for c in ours if issubclass(c, models.IntegerField | models.BigAutoField)}
     assert {cls for cls, _ in FIELD_SCALARS} == integers
     assert ours - integers == {c for c in ours if issubclass(c, models.CharField)}
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_strings_get_our_refusal(text):
+    for scalar in (SNOWFLAKE_ID_SCALAR, ORDER_NUMBER_SCALAR):
+        with pytest.raises(InvalidSentValue) as refused:
+            scalar.parse_value(text)
+        assert refused.value.code in ("invalid", "too_long", "out_of_range"), text

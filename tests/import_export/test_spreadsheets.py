@@ -10,6 +10,7 @@ import zipfile
 import pytest
 from import_export.formats.base_formats import CSV, ODS, XLSX
 
+from tests.project.test_hostile_input import HOSTILE
 from tests.testapp.models import Customer, Parcel, Product, Purchase, Shopper, Tag, Ticket
 from tests.testapp.resources import (
     CustomerResource,
@@ -216,3 +217,15 @@ def test_the_xlsx_file_holds_the_digits_themselves(purchases):
         sheet = book.read("xl/worksheets/sheet1.xml").decode()
     for text in (text for p in purchases for text in as_text(p)):
         assert f'" t="inlineStr"><is><t>{text}</t></is></c>' in sheet, text
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_cells_get_our_refusal(text):
+    from django_snowid.import_export import SnowflakeWidget
+
+    if text == "":
+        assert SnowflakeWidget().clean(text) is None  # an empty cell: no value
+        return
+    with pytest.raises(ValueError) as refused:
+        SnowflakeWidget().clean(text)
+    assert "is not an id" in str(refused.value) or "rounded number" in str(refused.value)
