@@ -22,7 +22,7 @@ from .conf import conf
 from .core.echo import shown
 from .core.layout import Layout
 from .core.order_format import OrderNumberFormat
-from .core.sent import ORDER_NUMBER, SNOWFLAKE_ID, refusal, sent_digits
+from .core.sent import ORDER_NUMBER, SNOWFLAKE_ID, sent_digits, sent_refusal
 from .exceptions import (
     TRY_AGAIN,
     ClockMovedBackwards,
@@ -144,7 +144,7 @@ class _DigitsField(serializers.Field):
         raise NotImplementedError
 
     def to_internal_value(self, data: Any) -> int:
-        code = refusal(data, allow_unsafe=self.allow_unsafe_numbers)
+        code = sent_refusal(data, allow_unsafe=self.allow_unsafe_numbers)
         if code is not None:
             self.fail(code, value=shown(data))
         if isinstance(data, str):

@@ -18,8 +18,8 @@ __all__ = [
     "SNOWFLAKE_ID",
     "Kind",
     "parse_sent",
-    "refusal",
     "sent_digits",
+    "sent_refusal",
 ]
 
 #: The largest integer a JSON number carries exactly into JavaScript (Number.MAX_SAFE_INTEGER).
@@ -76,7 +76,7 @@ SEQUENCE_VALUE: Final = Kind(
 )
 
 
-def refusal(data: object, *, allow_unsafe: bool = False) -> str | None:
+def sent_refusal(data: object, *, allow_unsafe: bool = False) -> str | None:
     """Why ``data`` is refused ("float", "invalid", "unsafe_number"), or ``None`` for a
     string (for the digits parser) and an integer JavaScript holds (any, ``allow_unsafe``)."""
     if isinstance(data, float):
@@ -90,7 +90,7 @@ def refusal(data: object, *, allow_unsafe: bool = False) -> str | None:
 
 def parse_sent(data: object, kind: Kind, *, allow_unsafe: bool = False) -> int:
     """``data`` as an int in ``0..2**63 - 1``, or :class:`InvalidSentValue` saying why not."""
-    code = refusal(data, allow_unsafe=allow_unsafe)
+    code = sent_refusal(data, allow_unsafe=allow_unsafe)
     if code is not None:
         raise InvalidSentValue(kind.messages[code].format(value=shown(data)), code)
     value = sent_digits(data, kind.what) if isinstance(data, str) else cast(int, data)

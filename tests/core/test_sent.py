@@ -14,7 +14,7 @@ from django_snowid.core.sent import (
     SEQUENCE_VALUE,
     SNOWFLAKE_ID,
     parse_sent,
-    refusal,
+    sent_refusal,
 )
 from django_snowid.exceptions import InvalidId, InvalidSentValue
 
@@ -35,11 +35,11 @@ from django_snowid.exceptions import InvalidId, InvalidSentValue
     ],
 )
 def test_refusal_codes(data, code):
-    assert refusal(data) == code
+    assert sent_refusal(data) == code
 
 
 def test_unsafe_numbers_can_be_allowed():
-    assert refusal(2**60, allow_unsafe=True) is None
+    assert sent_refusal(2**60, allow_unsafe=True) is None
     assert parse_sent(2**60, SNOWFLAKE_ID, allow_unsafe=True) == 2**60
 
 
