@@ -127,6 +127,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/bench_scripts.py
 	$(BIN)/python benchmarks/bench_remote.py
 	$(BIN)/python benchmarks/bench_drf.py
+	$(BIN)/python benchmarks/bench_graphql.py
 	$(BIN)/python benchmarks/bench_audit.py
 	$(BIN)/python benchmarks/bench_database_ids.py
 	$(BIN)/python benchmarks/bench_metrics.py

@@ -15,6 +15,14 @@ class InvalidId(SnowidError, ValueError):
     """A value given to ``decode()`` is not an id of the layout (wrong type or out of range)."""
 
 
+class InvalidSentValue(InvalidId):
+    """A value a client sent (JSON, GraphQL) is refused; ``code`` says why."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 class CheckDigitMismatch(InvalidId):
     """A number's check digit fails: a digit was mistyped, or two were swapped."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from importlib.util import find_spec
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent
@@ -113,6 +114,8 @@ INSTALLED_APPS = [
     "tests.testapp",
     "tests.feedapp",
 ]
+if find_spec("import_export") is not None:  # its admin's templates (the import-export extra)
+    INSTALLED_APPS.append("import_export")
 MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

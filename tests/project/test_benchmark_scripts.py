@@ -47,6 +47,14 @@ def test_script_runners_are_compared():
 
 
 @pytest.mark.slow
+def test_graphql_scalars_are_compared_with_each_librarys_own():
+    out = run_script("benchmarks/bench_graphql.py", "--objects", "500", "--repeat", "1")
+    ratios = re.findall(r"^  ratio ours/(\w+) ([\d.]+) ", out, re.M)
+    assert [name for name, _ in ratios] == ["BigInt", "ID"], out
+    assert all(float(ratio) > 0 for _, ratio in ratios), out
+
+
+@pytest.mark.slow
 def test_audit_benchmark_reads_every_row():
     """On PostgreSQL, in a database of its own: a few rows, each pass printed."""
     out = run_script(
