@@ -54,6 +54,8 @@ def lease_generator(
     heartbeat: bool = True,
     ttl_s: float | None = None,
     companions: Iterable[str] = (),
+    lease_clocks: tuple[Clock, Callable[[], float]] | None = None,
+    generator_type: Callable[..., SnowflakeGenerator] = SnowflakeGenerator,
     **generator_options: Any,
 ) -> SnowflakeGenerator:
     """Take a lease on a worker id of ``layout``'s pool and build its generator.
@@ -61,18 +63,23 @@ def lease_generator(
     ``fields`` hold ids of ``layout``: when the store has no record of the worker id
     (Redis flushed), the newest of them is the bound the generator starts above.
     ``companions``: the other pools this process leases from (see ``LeaseRequest``).
+    ``lease_clocks``: the lease's (wall, monotonic) clocks when they are not the
+    generator's ``clock`` and ``time.monotonic``. ``generator_type`` builds the generator.
     ``lease_of(generator)`` is the lease; releasing it retires the generator.
     """
     store = get_lease_store(source)
     pool = pool_for(layout, worker_setting)
     ttl = float(conf.WORKER_LEASE_TTL_S) if ttl_s is None else ttl_s
     others = tuple(name for name in dict.fromkeys(companions) if name != pool.name)
-    holder = LeaseHolder(store, pool, ttl_s=ttl, clock=clock, on_lost=on_lost, companions=others)
+    wall, monotonic = lease_clocks or (clock, time.monotonic)
+    holder = LeaseHolder(
+        store, pool, ttl_s=ttl, clock=wall, monotonic=monotonic, on_lost=on_lost, companions=others
+    )
     lease = holder.acquire()
     try:
         bound, what = _resume_bound(lease, fields)
-        _wait_for_clock(lease, bound, what, clock, sleep)
-        generator = SnowflakeGenerator(
+        _wait_for_clock(lease, bound, what, wall, sleep)
+        generator = generator_type(
             layout,
             lease.node,
             clock=clock,

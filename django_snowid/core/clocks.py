@@ -1,0 +1,67 @@
+"""The host's clocks as they are, and the clock tests move (freezegun, time-machine).
+
+freezegun replaces ``time.time``, ``time.time_ns``, ``time.monotonic`` (and the like) in
+the ``time`` module and in every loaded module's globals; a reference kept elsewhere (a
+default argument, a class attribute) still reads the real clock. time-machine changes
+the C functions themselves (``time.time_ns``, ``time.clock_gettime_ns(CLOCK_REALTIME)``,
+``datetime.now``), wherever they are referenced; it leaves the monotonic clocks alone.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from datetime import datetime, timedelta, timezone
+from typing import Any, Final
+
+__all__ = ["clock_mover", "moved_time_ns", "real_monotonic", "real_time_ns"]
+
+
+def _unpatched(name: str) -> Any:
+    """``time.<name>`` as it was before freezegun, even if freezegun is active now."""
+    freezegun = sys.modules.get("freezegun.api")
+    if freezegun is not None:
+        return getattr(freezegun, f"real_{name}")
+    return getattr(time, name)
+
+
+class _Real:
+    # Class attributes: freezegun replaces module globals, never these.
+    time_ns: Final = staticmethod(_unpatched("time_ns"))
+    monotonic: Final = staticmethod(_unpatched("monotonic"))
+
+
+def real_time_ns() -> int:
+    """Nanoseconds since the Unix epoch on the host's clock, whatever a test moved."""
+    machine = sys.modules.get("time_machine")
+    if machine is not None and machine.escape_hatch.is_travelling():
+        return int(machine.escape_hatch.time.time_ns())
+    return int(_Real.time_ns())
+
+
+def real_monotonic() -> float:
+    """The host's monotonic clock in seconds, whatever a test moved."""
+    return float(_Real.monotonic())
+
+
+_UNIX: Final = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICROSECOND: Final = timedelta(microseconds=1)
+
+
+def moved_time_ns() -> int:
+    """Nanoseconds since the Unix epoch as the code under test sees them (the time a
+    test's tool set, or the host's), to the microsecond: read from ``datetime.now()``,
+    which freezegun keeps exact where its ``time.time_ns()`` goes through a float."""
+    return (datetime.now(timezone.utc) - _UNIX) // _MICROSECOND * 1000
+
+
+def clock_mover() -> str | None:
+    """The tool that moves this process's clock now (``"freezegun"``, ``"time-machine"``),
+    or ``None``."""
+    freezegun = sys.modules.get("freezegun.api")
+    if freezegun is not None and freezegun.freeze_factories:
+        return "freezegun"
+    machine = sys.modules.get("time_machine")
+    if machine is not None and machine.escape_hatch.is_travelling():
+        return "time-machine"
+    return None
