@@ -14,7 +14,7 @@ import time
 from datetime import datetime, timedelta, timezone
 from typing import Any, Final
 
-__all__ = ["clock_mover", "moved_time_ns", "real_monotonic", "real_time_ns"]
+__all__ = ["clock_mover", "moved_clock_hint", "moved_time_ns", "real_monotonic", "real_time_ns"]
 
 
 def _unpatched(name: str) -> Any:
@@ -65,3 +65,17 @@ def clock_mover() -> str | None:
     if machine is not None and machine.escape_hatch.is_travelling():
         return "time-machine"
     return None
+
+
+def moved_clock_hint() -> str:
+    """What a refusal adds when a test tool moves the clock (else nothing): ids follow a
+    moved clock only where Django's test environment is set up."""
+    mover = clock_mover()
+    if mover is None:
+        return ""
+    return (
+        f" The clock is moved by {mover}. Ids follow a moved clock only in a process where "
+        "Django's test environment was set up (Django's test runner, pytest-django) before "
+        "its first id; elsewhere the clock and lease guarantees hold and a moved clock is "
+        "refused. See https://django-snowid.readthedocs.io/en/latest/testing.html"
+    )

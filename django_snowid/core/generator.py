@@ -16,6 +16,7 @@ from operator import length_hint
 from typing import Final
 
 from ..exceptions import ClockMovedBackwards, GeneratorForked, TimeBitsExhausted
+from .clocks import moved_clock_hint
 from .layout import Layout
 
 __all__ = ["FREE_THREADED", "Clock", "Reporter", "SnowflakeGenerator"]
@@ -180,6 +181,7 @@ class SnowflakeGenerator:
                 raise ClockMovedBackwards(
                     behind_ms=behind_ns / 1_000_000,
                     tolerance_ms=self.backwards_tolerance_ms,
+                    hint=moved_clock_hint(),
                 )
             self._report.clock_wait(max(behind_ns, 0) / 1_000_000)
             self._wait_until(self.layout.ns_of_tick(self.last_tick + 1))

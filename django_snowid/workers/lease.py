@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 
 from .. import metrics
-from ..core.clocks import real_time_ns
+from ..core.clocks import moved_clock_hint, real_time_ns
 from ..core.generator import Clock, SnowflakeGenerator
 from ..exceptions import (
     WorkerIdError,
@@ -262,7 +262,7 @@ class LeaseHolder:
         )
         message = (
             f"The lease on worker id {self.worker} of pool {self.pool.name!r} {cause}. "
-            "No id is issued under it; the next call takes a new lease."
+            f"No id is issued under it; the next call takes a new lease.{moved_clock_hint()}"
         )
         metrics.refused(logger, "ids", "lease_lost", message)
         raise WorkerLeaseLost(message)

@@ -12,6 +12,7 @@ from django.db.models import Field
 
 from .. import metrics
 from ..conf import conf
+from ..core.clocks import moved_clock_hint
 from ..core.generator import Clock, SnowflakeGenerator
 from ..core.layout import Layout
 from ..exceptions import WorkerIdError
@@ -151,5 +152,5 @@ def _refuse_clock_behind(lease: LeaseHolder, bound: int, what: str, gap_ms: floa
         f"ahead of this host's clock: more than SNOWID_WORKER_RESUME_MAX_WAIT_MS="
         f"{limit:g}. This host's clock is behind the clock ids were issued on (an "
         "NTP step, a restored VM snapshot, a host whose clock is off): check it "
-        "(NTP). No id was issued."
+        f"(NTP). No id was issued.{moved_clock_hint()}"
     )

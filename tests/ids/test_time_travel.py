@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from django.test import override_settings
 
+from tests.support import run_python
 from tests.testapp.models import Product
 from tests.travel_cases import (
     FUTURE,
@@ -116,3 +117,31 @@ def test_the_admin_shows_the_frozen_time(tool, admin_client):
     page = admin_client.get("/admin/testapp/product/").content.decode()
     assert moment.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] in page
 
+
+
+OUTSIDE_TESTS = """
+import django
+django.setup()
+import time_machine
+import django_snowid
+from django_snowid.ids import issuer
+from django_snowid.testing import follows_moved_clocks
+django_snowid.next_id()
+print(type(issuer.get_generator()).__name__, follows_moved_clocks())
+with time_machine.travel("2021-03-14"):
+    try:
+        django_snowid.next_id()
+    except Exception as exc:
+        print(type(exc).__name__, exc)
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_test_environment_a_moved_clock_is_refused_naming_the_tool():
+    # A process where Django's test environment is not set up (a deployment, a script)
+    # keeps the plain generator: a clock moved back is refused, and the refusal says why.
+    done = run_python(OUTSIDE_TESTS)
+    plain, refusal = done.stdout.splitlines()
+    assert plain == "SnowflakeGenerator False"
+    assert refusal.startswith("ClockMovedBackwards ")
+    assert "moved by time-machine" in refusal

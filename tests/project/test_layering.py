@@ -168,6 +168,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "*.management.*",
         "apps",
         "*.apps",
+        "testing",
+        "testing.*",
         "",
         "ids",
         "ids.database",
