@@ -14,7 +14,14 @@ import time
 from datetime import datetime, timedelta, timezone
 from typing import Any, Final
 
-__all__ = ["clock_mover", "moved_clock_hint", "moved_time_ns", "real_monotonic", "real_time_ns"]
+__all__ = [
+    "clock_mover",
+    "moved_clock_hint",
+    "moved_time_ns",
+    "real_monotonic",
+    "real_time",
+    "real_time_ns",
+]
 
 
 def _unpatched(name: str) -> Any:
@@ -37,6 +44,11 @@ def real_time_ns() -> int:
     if machine is not None and machine.escape_hatch.is_travelling():
         return int(machine.escape_hatch.time.time_ns())
     return int(_Real.time_ns())
+
+
+def real_time() -> float:
+    """Seconds since the Unix epoch on the host's clock, whatever a test moved."""
+    return real_time_ns() / 1e9
 
 
 def real_monotonic() -> float:

@@ -131,9 +131,9 @@ def _create_generator(key: str) -> SnowflakeGenerator:
             report=_Reporter(key),
             companions=_lease_pools(),
             **moved,
-            **({"lease_clocks": (real_time_ns, real_monotonic)} if moved else {}),
         )
     generator_type = moved.pop("generator_type", SnowflakeGenerator)
+    moved.pop("lease_clocks", None)  # no lease
     generator = generator_type(
         layout,
         worker_for(layout, worker),
@@ -163,10 +163,16 @@ def _create_generator(key: str) -> SnowflakeGenerator:
 
 def _moved_clock_options() -> dict[str, Any]:
     """In Django's test environment, what makes the generator follow a clock that
-    freezegun or time-machine moves (docs: "Testing"); elsewhere nothing."""
+    freezegun or time-machine moves, on a lease that keeps the host's real clocks (docs:
+    "Testing"); elsewhere nothing."""
     if not test_environment_is_set_up():
         return {}
-    return {"generator_type": TimeTravelGenerator, "clock": moved_time_ns, "moved": clock_mover}
+    return {
+        "generator_type": TimeTravelGenerator,
+        "clock": moved_time_ns,
+        "moved": clock_mover,
+        "lease_clocks": (real_time_ns, real_monotonic),
+    }
 
 
 def _lease_pools() -> list[str]:
