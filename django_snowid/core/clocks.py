@@ -62,9 +62,12 @@ _MICROSECOND: Final = timedelta(microseconds=1)
 
 def moved_time_ns() -> int:
     """Nanoseconds since the Unix epoch as the code under test sees them (the time a
-    test's tool set, or the host's), to the microsecond: read from ``datetime.now()``,
-    which freezegun keeps exact where its ``time.time_ns()`` goes through a float."""
-    return (datetime.now(timezone.utc) - _UNIX) // _MICROSECOND * 1000
+    test's tool set, or the host's). Under freezegun, read from ``datetime.now()`` to the
+    microsecond: its ``time.time_ns()`` goes through a float (250 ms reads 249.99...)."""
+    freezegun = sys.modules.get("freezegun.api")
+    if freezegun is not None and freezegun.freeze_factories:
+        return (datetime.now(timezone.utc) - _UNIX) // _MICROSECOND * 1000
+    return time.time_ns()
 
 
 def clock_mover() -> str | None:

@@ -167,3 +167,14 @@ def test_concealed_numbers_are_compared_with_plain_ones():
     ratios = re.findall(r"^create\(\).*?\s([\d.]+)x$", out, re.M)
     assert len(ratios) == 2 and all(float(r) > 0 for r in ratios), out
     assert len(re.findall(r"^(binary|decimal): .*\s[\d.]+$", out, re.M)) == 6, out
+
+
+@pytest.mark.slow
+def test_time_travel_is_compared_with_the_generator_before_it():
+    out = run_script("benchmarks/bench_time_travel.py", "--calls", "40000", "--repeat", "1")
+    assert "outside tests SnowflakeGenerator, in a test process TimeTravelGenerator" in out
+    rows = re.findall(
+        r"^(before|django_snowid|test process).*?\s([\d,]+)\s.*?([\d.]+)x$", out, re.M
+    )
+    assert len(rows) == 6 and all(int(rate.replace(",", "")) > 0 for _, rate, _ in rows), out
+    assert re.search(r"^\[(PASS|MISS)\] next_id\(\) outside tests", out, re.M), out
