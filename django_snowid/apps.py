@@ -53,7 +53,6 @@ class SnowidConfig(AppConfig):
             lease_table.pre_migrate, sender=self, dispatch_uid="snowid-lease-table-pre"
         )
         if importlib.util.find_spec("model_bakery") is not None:
-            # Test data made by model_bakery gets our fields' own values.
             from .testing import bakery
 
             bakery.register()

@@ -1,11 +1,5 @@
-"""The host's clocks as they are, and the clock tests move (freezegun, time-machine).
-
-freezegun replaces ``time.time``, ``time.time_ns``, ``time.monotonic`` (and the like) in
-the ``time`` module and in every loaded module's globals; a reference kept elsewhere (a
-default argument, a class attribute) still reads the real clock. time-machine changes
-the C functions themselves (``time.time_ns``, ``time.clock_gettime_ns(CLOCK_REALTIME)``,
-``datetime.now``), wherever they are referenced; it leaves the monotonic clocks alone.
-"""
+"""The host's clocks as they are, and the clock tests move (freezegun replaces the
+``time`` functions in module globals; time-machine patches the C functions in place)."""
 
 from __future__ import annotations
 
@@ -25,7 +19,7 @@ __all__ = [
 
 
 def _unpatched(name: str) -> Any:
-    """``time.<name>`` as it was before freezegun, even if freezegun is active now."""
+    """``time.<name>`` as it was before freezegun."""
     freezegun = sys.modules.get("freezegun.api")
     if freezegun is not None:
         return getattr(freezegun, f"real_{name}")
@@ -33,13 +27,12 @@ def _unpatched(name: str) -> Any:
 
 
 class _Real:
-    # Class attributes: freezegun replaces module globals, never these.
     time_ns: Final = staticmethod(_unpatched("time_ns"))
     monotonic: Final = staticmethod(_unpatched("monotonic"))
 
 
 def real_time_ns() -> int:
-    """Nanoseconds since the Unix epoch on the host's clock, whatever a test moved."""
+    """Unix nanoseconds on the host's clock, whatever a test moved."""
     machine = sys.modules.get("time_machine")
     if machine is not None and machine.escape_hatch.is_travelling():
         return int(machine.escape_hatch.time.time_ns())
@@ -47,7 +40,7 @@ def real_time_ns() -> int:
 
 
 def real_time() -> float:
-    """Seconds since the Unix epoch on the host's clock, whatever a test moved."""
+    """Unix seconds on the host's clock, whatever a test moved."""
     return real_time_ns() / 1e9
 
 
@@ -61,9 +54,8 @@ _MICROSECOND: Final = timedelta(microseconds=1)
 
 
 def moved_time_ns() -> int:
-    """Nanoseconds since the Unix epoch as the code under test sees them (the time a
-    test's tool set, or the host's). Under freezegun, read from ``datetime.now()`` to the
-    microsecond: its ``time.time_ns()`` goes through a float (250 ms reads 249.99...)."""
+    """Unix nanoseconds as the code under test sees them (under freezegun, read from
+    ``datetime.now()``: its ``time_ns()`` goes through a float)."""
     freezegun = sys.modules.get("freezegun.api")
     if freezegun is not None and freezegun.freeze_factories:
         return (datetime.now(timezone.utc) - _UNIX) // _MICROSECOND * 1000
@@ -71,8 +63,7 @@ def moved_time_ns() -> int:
 
 
 def clock_mover() -> str | None:
-    """The tool that moves this process's clock now (``"freezegun"``, ``"time-machine"``),
-    or ``None``."""
+    """The tool that moves the clock now: ``"freezegun"``, ``"time-machine"`` or None."""
     freezegun = sys.modules.get("freezegun.api")
     if freezegun is not None and freezegun.freeze_factories:
         return "freezegun"
@@ -83,8 +74,7 @@ def clock_mover() -> str | None:
 
 
 def moved_clock_hint() -> str:
-    """What a refusal adds when a test tool moves the clock (else nothing): ids follow a
-    moved clock only where Django's test environment is set up."""
+    """What a refusal adds when a test tool moves the clock (else nothing)."""
     mover = clock_mover()
     if mover is None:
         return ""

@@ -203,8 +203,7 @@ class SnowflakeGenerator:
         self.last_tick = tick
 
     def _open_tick(self, tick: int, *, after_full: bool) -> Iterator[int]:
-        """The ids of ``tick``, from a random offset unless ``after_full``; the guard runs
-        first, and a tick outside the time bits is refused."""
+        """The ids of ``tick`` (guarded), from a random offset unless ``after_full``."""
         if self._guard is not None:
             self._guard()
         if tick > self.layout.max_tick or tick < 0:

@@ -96,9 +96,6 @@ def operator_sql(connection: Any, lookup_name: str, rhs: str) -> str:
 
 
 def test_environment_is_set_up() -> bool:
-    """Whether Django's test environment is set up in this process: its
-    ``setup_test_environment()`` (called by Django's test runner and by pytest-django)
-    ran and ``teardown_test_environment()`` did not, as ``_TestState.saved_data`` tells.
-    A process that never imported ``django.test.utils`` has not set it up."""
+    """Whether ``setup_test_environment()`` ran (and no teardown): ``_TestState.saved_data``."""
     utils = sys.modules.get("django.test.utils")
     return utils is not None and hasattr(utils._TestState, "saved_data")

@@ -133,7 +133,7 @@ def _create_generator(key: str) -> SnowflakeGenerator:
             **moved,
         )
     generator_type = moved.pop("generator_type", SnowflakeGenerator)
-    moved.pop("lease_clocks", None)  # no lease
+    moved.pop("lease_clocks", None)
     generator = generator_type(
         layout,
         worker_for(layout, worker),
@@ -162,9 +162,8 @@ def _create_generator(key: str) -> SnowflakeGenerator:
 
 
 def _moved_clock_options() -> dict[str, Any]:
-    """In Django's test environment, what makes the generator follow a clock that
-    freezegun or time-machine moves, on a lease that keeps the host's real clocks (docs:
-    "Testing"); elsewhere nothing."""
+    """In Django's test environment, a generator that follows a moved clock (docs:
+    "Testing"), on a lease on the host's real clocks; elsewhere nothing."""
     if not test_environment_is_set_up():
         return {}
     return {

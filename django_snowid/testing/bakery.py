@@ -1,7 +1,4 @@
-"""model_bakery makes rows with our fields' own values: each field of ours is given a
-generator that leaves it empty, so that the field issues its value on INSERT as in any
-``save()`` or ``bulk_create()``. The app registers them as it starts when model_bakery is
-installed; ``register()`` again takes in field classes defined later."""
+"""model_bakery leaves our fields empty: they issue their own values on INSERT."""
 
 from __future__ import annotations
 
@@ -20,9 +17,8 @@ def issued_on_insert() -> None:
 
 
 def register(*field_classes: type[Field]) -> None:
-    """Give model_bakery :func:`issued_on_insert` for our field classes, those of the
-    installed models' fields of ours (subclasses too: model_bakery looks classes up
-    exactly) and ``field_classes``."""
+    """Give model_bakery :func:`issued_on_insert` for our field classes, the classes of
+    the installed models' fields of ours, and ``field_classes``."""
     ours: set[type[Field]] = {SnowflakeField, SnowflakeAutoField, OrderNumberField}
     ours.update(type(field) for field in inventory.fields())
     for field_class in ours.union(field_classes):

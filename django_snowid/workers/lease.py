@@ -420,7 +420,7 @@ def _unreachable(message: str) -> None:
 
 
 def _now_ms() -> int:
-    """Now on the host's clock, as the lease stores read it (never a clock a test moved)."""
+    """Now on the host's clock, never one a test moved."""
     return real_time_ns() // 1_000_000
 
 

@@ -64,8 +64,7 @@ def lease_generator(
     ``fields`` hold ids of ``layout``: when the store has no record of the worker id
     (Redis flushed), the newest of them is the bound the generator starts above.
     ``companions``: the other pools this process leases from (see ``LeaseRequest``).
-    ``lease_clocks``: the lease's (wall, monotonic) clocks when they are not the
-    generator's ``clock`` and ``time.monotonic``. ``generator_type`` builds the generator.
+    ``lease_clocks``: the lease's (wall, monotonic) clocks, if not ``clock``'s.
     ``lease_of(generator)`` is the lease; releasing it retires the generator.
     """
     store = get_lease_store(source)

@@ -44,7 +44,7 @@ _in_memory: dict[str, ProcessLeaseStore] = {}
 
 
 def _now_ms() -> int:
-    """Now on the host's clock (never a clock a test moved: expiries are real time)."""
+    """Now on the host's clock, never one a test moved."""
     return real_time_ns() // 1_000_000
 
 
