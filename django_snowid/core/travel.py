@@ -36,7 +36,7 @@ class TimeTravelGenerator(SnowflakeGenerator):
             space = (layout.epoch_ns, layout.unit_ns, layout.time_shift, layout.node_shift)
             book = _books.setdefault((*space, layout.id_step, self.node), {})
         self._book = book
-        self._lent = (-1, -1)  # (a clock tick, the last tick its ids came from)
+        self._lent = (-1, -1)
 
     def _enter_current_tick(self) -> None:
         if not self._moved():
@@ -44,7 +44,7 @@ class TimeTravelGenerator(SnowflakeGenerator):
             return
         self._refuse_forked()
         tick = self.layout.tick_of_ns(self._clock())
-        used = self._lent[1] if self._lent[0] == tick else tick  # the ticks between are full
+        used = self._lent[1] if self._lent[0] == tick else tick
         ids = self._book.get(used)
         while ids is not None and not length_hint(ids):
             used += 1
