@@ -117,6 +117,7 @@ endif
 # -------------------------------------------------------------- benchmarks
 bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/bench_ids.py
+	$(BIN)/python benchmarks/bench_time_travel.py
 	$(BIN)/python benchmarks/bench_orm.py
 	$(BIN)/python benchmarks/bench_orders.py
 	$(BIN)/python benchmarks/bench_conceal.py

@@ -34,7 +34,7 @@ class InvalidPublicId(InvalidId):
 class ClockMovedBackwards(SnowidError):
     """The clock is behind the last tick by more than the tolerance: no id until it catches up."""
 
-    def __init__(self, *, behind_ms: float, tolerance_ms: float) -> None:
+    def __init__(self, *, behind_ms: float, tolerance_ms: float, hint: str = "") -> None:
         self.behind_ms = behind_ms
         self.tolerance_ms = tolerance_ms
         super().__init__(
@@ -42,6 +42,7 @@ class ClockMovedBackwards(SnowidError):
             f"{tolerance_ms:g} ms this generator waits out "
             "(SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS). No id was issued: ids issued now "
             "could repeat earlier ones. Check NTP (use slewing, not stepping)."
+            f"{hint}"
         )
 
 

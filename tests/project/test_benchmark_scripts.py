@@ -211,3 +211,14 @@ def test_polling_under_load_is_compared_with_drf_and_the_naive_poll():
     rows = re.findall(r"^(ours|DRF|naive).*?\s([\d,]+)\s+([\d,]+)\s+([\d,]+)$", out, re.M)
     assert [what for what, *_ in rows] == ["ours", "DRF", "naive"], out
     assert rows[0][2:] == ("0", "0"), out  # ours: none missed, none twice
+
+
+@pytest.mark.slow
+def test_time_travel_is_compared_with_the_generator_before_it():
+    out = run_script("benchmarks/bench_time_travel.py", "--calls", "40000", "--repeat", "1")
+    assert "outside tests SnowflakeGenerator, in a test process TimeTravelGenerator" in out
+    rows = re.findall(
+        r"^(before|django_snowid|test process).*?\s([\d,]+)\s.*?([\d.]+)x$", out, re.M
+    )
+    assert len(rows) == 6 and all(int(rate.replace(",", "")) > 0 for _, rate, _ in rows), out
+    assert re.search(r"^\[(PASS|MISS)\] next_id\(\) outside tests", out, re.M), out

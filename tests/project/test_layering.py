@@ -173,6 +173,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "*.management.*",
         "apps",
         "*.apps",
+        "testing",
+        "testing.*",
         "",
         "ids",
         "ids.database",
