@@ -27,7 +27,9 @@ class AdoptProject:
     """The project on this run's backend: a fresh database, and ``tests.adoptapp``'s
     migrations copied to ``where`` (``snowid_adopt`` writes the next one there)."""
 
-    def __init__(self, where: Path, *, taggit_default: bool = False) -> None:
+    def __init__(
+        self, where: Path, *, taggit_default: bool = False, auto_field: str | None = None
+    ) -> None:
         self.where = where
         self.package = f"adopt_migrations_{os.getpid()}_{id(self) % 10_000}"
         target = where / self.package
@@ -44,8 +46,14 @@ class AdoptProject:
         }
         if taggit_default:
             self.env["SNOWID_ADOPT_TAGGIT_DEFAULT"] = "1"
+        if auto_field:
+            self.env["SNOWID_ADOPT_AUTO_FIELD"] = auto_field
         self.env.pop("SNOWID_TEST_RUN_ID", None)
         self._recreate()
+
+    def switch_default_auto_field(self) -> None:
+        """From here on, ``DEFAULT_AUTO_FIELD`` is ``SnowflakeAutoField``."""
+        self.env.pop("SNOWID_ADOPT_AUTO_FIELD", None)
 
     @property
     def migrations(self) -> Path:
