@@ -85,10 +85,12 @@ def dependents(connection: Any, table: str, columns: Iterable[str]) -> list[str]
     found = _rows(
         connection,
         """
-        SELECT DISTINCT pg_describe_object(d.classid, d.objid, 0), d.classid::regclass::text,
-               COALESCE(ad.adnum = d.refobjsubid, false)
+        SELECT DISTINCT CASE WHEN r.oid IS NULL THEN pg_describe_object(d.classid, d.objid, 0)
+               ELSE pg_describe_object('pg_class'::regclass, r.ev_class, 0) END,
+               d.classid::regclass::text, COALESCE(ad.adnum = d.refobjsubid, false)
         FROM pg_depend d
         LEFT JOIN pg_attrdef ad ON d.classid = 'pg_attrdef'::regclass AND ad.oid = d.objid
+        LEFT JOIN pg_rewrite r ON d.classid = 'pg_rewrite'::regclass AND r.oid = d.objid
         WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = %s::regclass
           AND d.refobjsubid = ANY(%s) AND d.deptype IN ('n', 'a')
         ORDER BY 1

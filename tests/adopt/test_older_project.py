@@ -63,15 +63,6 @@ FAIL_ONCE = {
 }
 
 
-def sql(project: AdoptProject, statements: list[str]) -> None:
-    project.shell(
-        "from django.db import connection\n"
-        "with connection.cursor() as cursor:\n"
-        f"    for statement in {statements!r}:\n"
-        "        cursor.execute(statement)\n"
-    )
-
-
 @pytest.fixture
 def older(tmp_path):
     project = AdoptProject(tmp_path, auto_field="django.db.models.AutoField")
@@ -103,10 +94,10 @@ def test_an_older_project_switches_default_auto_field(older):
     assert "auto-created many-to-many table of adoptapp.Reader.shelves" in through.stderr
 
     # The last step fails once; the journal stays running and the next run finishes it.
-    sql(older, FAIL_ONCE[backend()])
+    older.sql(FAIL_ONCE[backend()])
     failed = older.manage("snowid_adopt", "adoptapp.Shelf", "--execute")
     assert failed.returncode == 1 and "recording refused" in failed.stdout + failed.stderr
-    sql(older, ["DELETE FROM adopt_fail_once"])
+    older.sql(["DELETE FROM adopt_fail_once"])
     assert "Resuming the switch that stopped" in older.ok("snowid_adopt", "adoptapp.Shelf")
     assert "done; ids below" in older.ok("snowid_adopt", "adoptapp.Shelf", "--execute")
     again = older.ok("snowid_adopt", "adoptapp.Shelf", "--execute")
