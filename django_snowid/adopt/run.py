@@ -98,16 +98,8 @@ def execute(
     if journal.step < 1:
         _write(label, plan, journal, using, out)
     if plan.online:
-        online = Online(
-            plan,
-            journal,
-            using=using,
-            batch_size=batch_size,
-            throttle=throttle,
-            lock_timeout_ms=lock_timeout_ms,
-            out=out,
-            progress=progress,
-        )
+        online = Online(plan, journal, using=using, batch_size=batch_size, throttle=throttle)
+        online.lock_timeout_ms, online.out, online.progress = lock_timeout_ms, out, progress
         online.run(journal.step)
         widen_recorder(using)  # its rows take Snowflake ids
         with transaction.atomic(using=using):

@@ -204,7 +204,9 @@ def test_a_dependent_view_and_a_narrow_relation_of_the_project_are_refused(legac
     narrow = legacy.ok("snowid_adopt", "adoptapp.Shelf")
     (note,) = [line for line in narrow.splitlines() if "adoptapp.Note.object_id" in line]
     assert note.startswith("Cannot be done yet:") and "holds 8 ids of adoptapp.Shelf" in note
-    assert note.endswith("make it a PositiveBigIntegerField in the code: the switch then widens its column too.")
+    assert note.endswith(
+        "make it a PositiveBigIntegerField in the code: the switch then widens its column too."
+    )
 
 
 def test_the_online_switch_keeps_the_catalog(legacy):
