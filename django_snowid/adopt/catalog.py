@@ -1,6 +1,5 @@
-"""The database's own account of the tables a switch touches, whatever the backend: the
-foreign keys pointing at a column from any table, and a snapshot of every column,
-constraint, index and trigger, compared before and after (integer -> bigint aside)."""
+"""The catalog of the tables a switch touches, on any backend: keys pointing at them, and
+a snapshot of their columns, constraints and indexes, compared before and after."""
 
 from __future__ import annotations
 
@@ -22,8 +21,7 @@ _OPCLASS = re.compile(r"\b(gist_)?int[248](_\w*)?_ops\b")
 
 
 def references(connection: Any, tables: Iterable[str]) -> list[Reference]:
-    """Every foreign key column, of any table, pointing at a column of ``tables`` (none on
-    SQLite, whose integers all hold 64 bits)."""
+    """Every foreign key column pointing at ``tables`` (none on SQLite)."""
     if connection.vendor == "postgresql":
         return pg_catalog.references(connection, tables)
     if connection.vendor == "mysql":
@@ -32,8 +30,7 @@ def references(connection: Any, tables: Iterable[str]) -> list[Reference]:
 
 
 def snapshot(connection: Any, tables: Iterable[str]) -> dict[str, str]:
-    """``{what: definition}`` of every column, constraint, index and trigger of ``tables``
-    (empty on SQLite)."""
+    """``{what: definition}`` of ``tables``' columns, constraints, indexes (not SQLite)."""
     state: dict[str, str] = {}
     reader = {"postgresql": pg_catalog.table_state, "mysql": mysql_catalog.table_state}
     read = reader.get(connection.vendor)

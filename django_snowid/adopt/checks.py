@@ -1,6 +1,5 @@
-"""System checks of adoption: generic relations (of any app: ours, the project's,
-django-taggit's) whose object-id column cannot hold the 64-bit ids of a Snowflake primary
-key, and columns in the database still too narrow for a key that draws Snowflake ids."""
+"""System checks of adoption: generic relations of any app whose object ids cannot hold a
+Snowflake id, and columns in the database too narrow for a Snowflake key."""
 
 from __future__ import annotations
 
@@ -95,9 +94,8 @@ def _other_relation(key: GenericKey, named: str) -> CheckMessage:
 
 
 def narrow_columns(model: type[Model], using: str) -> list[str]:
-    """The columns on ``using`` holding ``model``'s ids (its key, and the keys and
-    many-to-many tables pointing at it) that are narrower than 64 bits, as
-    ``table.column (type)``."""
+    """``table.column (type)`` of the columns on ``using`` holding ``model``'s ids that are
+    narrower than 64 bits."""
     connection = connections[using]
     tables = set(connection.introspection.table_names())
     found = []

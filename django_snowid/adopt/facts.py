@@ -1,6 +1,5 @@
-"""What a switch to Snowflake ids starts from: the model, the columns holding its ids (in
-the models and in the database), the generic relations pointing at it, what the database
-holds on those columns, and what cannot be done."""
+"""What a switch to Snowflake ids starts from: the model, the columns holding its ids, the
+generic relations pointing at it, the catalog of those columns, and what cannot be done."""
 
 from __future__ import annotations
 
@@ -91,8 +90,6 @@ def _target(label: str) -> type[models.Model]:
 
 @dataclass
 class _Reading:
-    """The facts of one model as they are gathered."""
-
     model: type[models.Model]
     old: type[models.Model]  # the model as the applied migrations have it
     connection: Any
@@ -175,7 +172,6 @@ def _generic_column(reading: _Reading, key: GenericKey) -> Column | None:
 
 
 def _narrow_generic(reading: _Reading, key: GenericKey) -> None:
-    """A refusal (rows of the model point at it) or a note, saying what to do."""
     from django.contrib.contenttypes.models import ContentType
 
     field, alias = key.id_field, reading.connection.alias
@@ -207,8 +203,8 @@ def _narrow_generic(reading: _Reading, key: GenericKey) -> None:
 
 
 def _catalog(reading: _Reading, columns: list[Column]) -> tuple[pg_catalog.Built, ...]:
-    """PostgreSQL: the indexes and constraints of the converted columns (made again by the
-    online switch), and a refusal for each other object depending on them."""
+    """PostgreSQL: what the online switch makes again, and a refusal for anything else
+    depending on the converted columns."""
     if reading.connection.vendor != "postgresql":
         return ()
     converted: dict[str, list[str]] = {}

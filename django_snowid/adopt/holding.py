@@ -1,7 +1,5 @@
-"""Every column a switch of one primary key converts: the columns holding its values that
-the model layer knows (:func:`.relations.holders_of`), the own keys of the auto-created
-many-to-many tables among them, and the foreign keys of any table that the database knows
-pointing at one of those, level after level."""
+"""Every column a switch converts: the model layer's holders of the key, the own keys of
+their auto-created many-to-many tables, and the keys only the database knows."""
 
 from __future__ import annotations
 
@@ -21,8 +19,6 @@ UNMODELLED = "foreign key (database only)"
 
 @dataclass(frozen=True)
 class Held:
-    """A column converted with the adopted key."""
-
     table: str
     column: str
     kind: str  # pk, foreign key, one-to-one, many-to-many, THROUGH_KEY, UNMODELLED
@@ -36,7 +32,6 @@ def _modelled(model: type[models.Model]) -> list[Held]:
         found.append(Held(holder.table, holder.column, holder.kind, label))
         meta = holder.model._meta
         if holder.kind == "many-to-many" and meta.auto_created and meta.pk is not None:
-            # Its own key follows DEFAULT_AUTO_FIELD; Django never migrates it.
             own = Held(holder.table, meta.pk.column, THROUGH_KEY, f"{meta.label}.{meta.pk.name}")
             if own not in found:
                 found.append(own)

@@ -1,6 +1,5 @@
-"""What MariaDB/MySQL's ``information_schema`` holds about the columns a switch converts:
-the foreign keys pointing at them from any table (with their rules), and each table's
-columns, keys, checks and indexes, to be compared before and after."""
+"""MariaDB/MySQL's ``information_schema`` on the tables a switch touches: foreign keys
+(with their rules), columns, checks and indexes."""
 
 from __future__ import annotations
 
@@ -42,8 +41,6 @@ def references(connection: Any, tables: Iterable[str]) -> list[Reference]:
 
 @dataclass(frozen=True)
 class ForeignKey:
-    """A foreign key as ``ALTER TABLE ... ADD CONSTRAINT`` makes it again."""
-
     table: str
     name: str
     columns: tuple[str, ...]

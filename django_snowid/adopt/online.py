@@ -1,8 +1,6 @@
 """The online switch on PostgreSQL: shadow columns synced by a trigger, a batched backfill,
-copies of their indexes and constraints made from the catalog, then one short swap per
-table, and the catalog compared with the one before. Every step commits its journal
-position with its work (or is safe to repeat): a killed run resumes where it stopped.
-"""
+copies of their indexes and constraints, one short swap per table, the catalog compared.
+Every step commits its journal position with its work: a killed run resumes."""
 
 from __future__ import annotations
 
@@ -68,8 +66,7 @@ class Online:
         journal.save(using=self.using, update_fields=["step", "progress"])
 
     def retried(self, work: Callable[[Any], None], *, atomic: bool = True) -> None:
-        """``work(cursor)`` under ``lock_timeout`` (in one transaction if ``atomic``),
-        again while the lock is not granted."""
+        """``work(cursor)`` under ``lock_timeout`` (atomic or not), again while refused."""
         timeout = f"{int(self.lock_timeout_ms)}ms"
         for attempt in range(self.retries + 1):
             try:
@@ -114,7 +111,6 @@ class Online:
         return [c.column for c in self.plan.columns_of(table)]
 
     def tables(self) -> list[str]:
-        """Every table the switch touches: converted, or holding a constraint made again."""
         built = [t for b in self.plan.facts.rebuilt for t in (b.table, b.target) if t]
         return list(dict.fromkeys([*self.plan.tables, *built]))
 
@@ -150,7 +146,6 @@ class Online:
                 f"CREATE TRIGGER {function} BEFORE INSERT OR UPDATE ON {q(table)} "
                 f"FOR EACH ROW EXECUTE FUNCTION {function}()"
             )
-            # Writes of replication subscribers (session_replication_role = replica) too.
             cursor.execute(f"ALTER TABLE {q(table)} ENABLE ALWAYS TRIGGER {function}")
 
         self.short(number, work)
@@ -176,7 +171,6 @@ class Online:
     def _backfill_batch(
         self, table: str, pk: str, bound: int, last: int | None, positions: dict[str, Any]
     ) -> int:
-        """Copy the next batch after ``last`` (up to ``bound``); its last key."""
         columns = self.plan.columns_of(table)
         sets = ", ".join(f"{q(shadow(c.column))} = {q(c.column)}" for c in columns)
         differs = " OR ".join(
@@ -218,7 +212,6 @@ class Online:
             self.done_step(number)
 
     def _constraints_of(self, table: str) -> dict[str, bool]:
-        """``{name: validated}`` of ``table``'s constraints."""
         found = self.rows(
             "SELECT conname, convalidated FROM pg_constraint WHERE conrelid = %s::regclass",
             [q(table)],
@@ -226,8 +219,7 @@ class Online:
         return {str(name): bool(valid) for name, valid in found}
 
     def step_constraints(self, number: int, table: str) -> None:
-        """Copies of ``table``'s foreign keys and checks on the shadow columns, NOT VALID
-        then validated (unless their original is not)."""
+        """Copies of ``table``'s keys and checks, NOT VALID, then validated as the original."""
         built = self.plan.built_of(table, "foreign key", "check")
         existing = self._constraints_of(table)
         todo = [
@@ -257,8 +249,7 @@ class Online:
         self.short(number, Swap(self.plan, table, order).work)
 
     def _compare_values(self, table: str) -> None:
-        """Refuse the swap while a row's shadow differs from its column (a write with the
-        trigger disabled); the next run copies those rows again first."""
+        """Refuse the swap while a shadow differs (the next run copies those rows again)."""
         columns = self.converted(table)
         differs = " OR ".join(f"{q(shadow(c))} IS DISTINCT FROM {q(c)}" for c in columns)
         sets = ", ".join(f"{q(shadow(c))} = {q(c)}" for c in columns)
@@ -277,8 +268,7 @@ class Online:
             )
 
     def _compare_copies(self, table: str) -> None:
-        """Refuse the swap unless each copy concerning ``table`` defines what its original
-        defines (with the shadow columns named back, integer widths aside)."""
+        """Refuse the swap unless each copy defines what its original defines."""
         names = [c.column for t in self.plan.tables for c in self.plan.columns_of(t)]
         shown = dict(self.rows("SELECT x, quote_ident(x) FROM unnest(%s::text[]) x", [names]))
         back = {shadow(name): shown[name] for name in names}
@@ -326,8 +316,7 @@ class Online:
         self.short(number, work)
 
     def step_compare(self, number: int, table: str) -> None:
-        """Refuse to finish unless the catalog holds what it held before, integer ->
-        bigint aside."""
+        """Refuse to finish unless the catalog holds what it held before."""
         before = self.journal.progress.get("catalog")
         if before is not None:
             after = catalog.snapshot(self.connection, self.tables())
@@ -345,8 +334,7 @@ class Online:
 
     # ---------------------------------------------------------------- undo
     def undo(self) -> None:
-        """Take back every step before the first swap, each statement under
-        ``lock_timeout``, retried."""
+        """Take back every step before the first swap, under ``lock_timeout``, retried."""
         swaps = [s.number for s in self.plan.steps if s.action == "swap"]
         if swaps and self.journal.step >= swaps[0]:
             raise AdoptionError(

@@ -38,8 +38,7 @@ def check_below(label: str, old_max: int | None, first_id: int) -> None:
 
 
 def narrow_columns(connection: Any, model: Any) -> list[tuple[str, str]]:
-    """The columns of ``model``'s switch (see :func:`.holding.held_columns`) narrower than
-    64 bits on ``connection``."""
+    """The columns of ``model``'s switch narrower than 64 bits on ``connection``."""
     types: dict[str, dict[str, tuple[str, bool]]] = {}
     found = []
     for held in held_columns(connection, model):
@@ -51,9 +50,8 @@ def narrow_columns(connection: Any, model: Any) -> list[tuple[str, str]]:
 
 
 def widen_keeping_the_catalog(schema_editor: Any, model: Any) -> None:
-    """Every column of ``model``'s switch made bigint in place, and its key without its
-    identity; the catalog compared before and after (:class:`AdoptionError` on any
-    difference but the widths, the migration's transaction then rolls back)."""
+    """``model``'s columns made bigint in place; :class:`AdoptionError` if the catalog
+    then differs from before (integer -> bigint aside)."""
     connection = schema_editor.connection
     pk = (model._meta.db_table, model._meta.pk.column)
     columns = narrow_columns(connection, model)
@@ -70,7 +68,6 @@ def widen_keeping_the_catalog(schema_editor: Any, model: Any) -> None:
 
 
 def _database_default(schema_editor: Any, model: Any) -> None:
-    """The key's database default (``database_ids=True``), where it has one."""
     new = model._meta.pk
     if not (hasattr(new, "has_db_default") and new.has_db_default()):
         return

@@ -1,7 +1,6 @@
-"""What PostgreSQL's catalog holds about the columns a switch converts: the indexes and
-constraints on them (as ``pg_get_indexdef`` and ``pg_get_constraintdef`` write them), the
-foreign keys pointing at them from any table, their sequences, and what else depends on
-them. Read only; tables are named as Django names them (``db_table``)."""
+"""What PostgreSQL's catalog holds on the columns a switch converts: indexes, constraints
+(as ``pg_get_indexdef``/``pg_get_constraintdef`` write them), keys from any table, and
+what else depends on them."""
 
 from __future__ import annotations
 
@@ -19,13 +18,11 @@ __all__ = [
     "table_state",
 ]
 
-#: The catalog classes of what a switch rebuilds itself (indexes, sequences, constraints,
-#: a column's own default); anything else depending on a converted column is refused.
+#: What a switch makes again itself; anything else depending on a column is refused.
 HANDLED = ("pg_class", "pg_constraint", "pg_attrdef")
 
 
 def q(name: str) -> str:
-    """``name`` as a quoted identifier."""
     return '"' + name.replace('"', '""') + '"'
 
 
@@ -80,8 +77,8 @@ def _attnums(connection: Any, table: str, columns: Iterable[str]) -> list[int]:
 
 
 def dependents(connection: Any, table: str, columns: Iterable[str]) -> list[str]:
-    """What depends on ``columns`` of ``table`` that a switch cannot rebuild (views, rules,
-    generated columns, policies, column triggers, statistics objects), described."""
+    """What depends on ``columns`` of ``table`` that a switch cannot make again (views,
+    generated columns, policies, column triggers...), described."""
     found = _rows(
         connection,
         """
@@ -161,8 +158,7 @@ def _indexes(connection: Any, table: str, attnums: list[int]) -> list[Built]:
 
 
 def _constraints(connection: Any, table: str, attnums: list[int]) -> list[Built]:
-    """The foreign keys, checks and exclusion constraints of ``table`` on ``attnums``, and
-    the foreign keys of any table pointing at them."""
+    """Keys, checks and exclusion constraints on ``attnums``, and keys pointing at them."""
     found = _rows(
         connection,
         """
@@ -192,8 +188,7 @@ def _constraints(connection: Any, table: str, attnums: list[int]) -> list[Built]
 
 
 def built_objects(connection: Any, columns: dict[str, list[str]]) -> list[Built]:
-    """Every index and constraint involving ``columns`` (``{table: [column, ...]}``),
-    once each, in a stable order."""
+    """Every index and constraint involving ``columns`` (``{table: [column, ...]}``)."""
     found: dict[tuple[str, str, str], Built] = {}
     for table, names in columns.items():
         attnums = _attnums(connection, table, names)

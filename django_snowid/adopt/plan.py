@@ -103,7 +103,6 @@ class Plan:
 
     @property
     def constraint_tables(self) -> list[str]:
-        """The tables whose foreign keys or checks are made again on shadow columns."""
         owners = [b.table for b in self.facts.rebuilt if b.kind in ("foreign key", "check")]
         return [t for t in dict.fromkeys([*self.tables, *owners]) if t in owners]
 
@@ -111,14 +110,12 @@ class Plan:
         return [c for c in self.facts.columns if c.table == table and c.rewrite]
 
     def built_of(self, table: str, *kinds: str) -> list[Built]:
-        """What is made again of ``table`` (of ``kinds``)."""
         return [b for b in self.facts.rebuilt if b.table == table and b.kind in kinds]
 
     def rows_of(self, table: str) -> int:
         return max((c.rows for c in self.facts.columns if c.table == table), default=0)
 
     def names_of(self, table: str) -> str:
-        """``table.column, ...`` of ``table``'s converted columns."""
         return ", ".join(f"{table}.{c.column}" for c in self.columns_of(table))
 
     def as_dict(self) -> dict[str, Any]:

@@ -1,6 +1,5 @@
-"""Django's migration recorder under a Snowflake ``DEFAULT_AUTO_FIELD``: the model of
-``django_migrations`` has no app config, so each migration it records takes a 64-bit id.
-A table made under ``AutoField`` is widened before the first such record."""
+"""``django_migrations`` under a Snowflake ``DEFAULT_AUTO_FIELD``: its model has no app, so
+its rows take 64-bit ids; a table made under ``AutoField`` is widened first."""
 
 from __future__ import annotations
 
@@ -53,5 +52,4 @@ def widen_recorder(using: str) -> bool:
 
 
 def pre_migrate(*, using: str, **kwargs: Any) -> None:
-    """Before ``migrate`` records a migration: :func:`widen_recorder`."""
     widen_recorder(using)

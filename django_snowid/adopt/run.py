@@ -55,7 +55,6 @@ def _journal_exists(using: str) -> bool:
 
 
 def _start(plan: Plan, using: str) -> IdAdoption:
-    """A journal row for ``plan``, running from step 0."""
     facts = plan.facts
     journal = IdAdoption.objects.using(using).filter(label=facts.label).first() or IdAdoption(
         label=facts.label
@@ -70,7 +69,7 @@ def _start(plan: Plan, using: str) -> IdAdoption:
 
 
 def _write(label: str, plan: Plan, journal: IdAdoption, using: str, out: Out) -> None:
-    """Step 1: the migration files (a half-written one of a killed run goes first)."""
+    """Step 1: the migration files (a half-written one goes first)."""
     remove_unapplied(plan.facts.migrations, using=using)
     _, changes = read_facts(label, using=using)
     write_migrations(changes, plan.facts.migrations, using=using)
@@ -90,7 +89,6 @@ def execute(
     out: Out,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> None:
-    """Carry ``plan`` out, from where its journal stands."""
     facts = plan.facts
     if facts.refusals:
         raise AdoptionError(" ".join(facts.refusals))

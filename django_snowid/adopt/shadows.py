@@ -1,6 +1,5 @@
-"""The copies, on a table's shadow columns, of the indexes and constraints of the columns
-an online switch converts: made from their catalog definitions with those columns renamed,
-and compared with their originals before the swap (PostgreSQL)."""
+"""Copies of indexes and constraints on shadow columns (PostgreSQL's online switch), made
+from their catalog definitions with the columns renamed, and compared with the originals."""
 
 from __future__ import annotations
 
@@ -51,9 +50,8 @@ def _unquoted(token: str) -> str:
 
 
 def rename_columns(text: str, renames: Mapping[str, str]) -> str:
-    """``text`` (an SQL fragment of the catalog) with the column names of ``renames``
-    replaced by its values (SQL as written), outside string literals; qualified names,
-    function names and collations are left alone, and an integer operator class after a
+    """``text`` (SQL of the catalog) with the columns ``renames`` names replaced, outside
+    literals, qualified names, calls and collations; an integer operator class after a
     renamed column becomes its bigint one."""
     parts = _LITERAL.split(text)
     for i in range(0, len(parts), 2):
@@ -90,8 +88,7 @@ def _rename_outside_literals(text: str, renames: Mapping[str, str]) -> str:
 
 
 def widened_opclasses(text: str) -> str:
-    """``text`` with every integer operator class named for 64 bits (how a definition
-    reads once its columns are bigint)."""
+    """``text`` with every integer operator class named for 64 bits."""
     return _OPCLASS.sub(lambda m: f"{m.group(1) or ''}int8{m.group(2) or ''}_ops", text)
 
 
@@ -101,8 +98,7 @@ def _to_shadows(columns: list[str]) -> dict[str, str]:
 
 def create_sql(built: Built, mine: list[str], theirs: list[str]) -> str:
     """The statement making ``built``'s copy on the shadows of ``mine`` (its table's
-    converted columns) and, for a foreign key, ``theirs`` (its target's): ``CREATE INDEX
-    CONCURRENTLY`` for an index, ``ADD CONSTRAINT ... NOT VALID`` for a key or a check."""
+    converted columns) and ``theirs`` (a key's target's)."""
     if built.kind in ("index", "unique", "primary key"):
         match = _INDEX.match(built.definition)
         if match is None:
@@ -141,9 +137,8 @@ def _foreign_key(built: Built, definition: str, mine: list[str], theirs: list[st
 
 
 def attach_sql(built: Built) -> str:
-    """In the swap: the statement giving ``built`` its original name (its columns renamed
-    back already): a unique or primary key takes its index, an exclusion constraint is
-    made again, an index or a constraint is renamed."""
+    """In the swap: the statement giving ``built``'s copy its original's name (an
+    exclusion constraint is made again)."""
     table, name = q(built.table), q(built.name)
     if built.kind in ("unique", "primary key"):
         return (
@@ -162,7 +157,6 @@ def _normal(text: str) -> str:
 
 
 def _index_parts(definition: str) -> str | None:
-    """An index definition without its name."""
     match = _INDEX.match(definition)
     if match is None:
         return None

@@ -1,7 +1,5 @@
-"""One table's swap in the online switch (PostgreSQL), in one short transaction: the
-shadow columns take the columns' names, defaults and comments; the copies of indexes and
-constraints take their originals' names; a sequence moves along to the new column and
-continues above the larger of where it stood and the column's largest value."""
+"""One table's swap in the online switch, in one short transaction: shadows and copies take
+their originals' names; a sequence continues above where it stood and the largest value."""
 
 from __future__ import annotations
 
@@ -16,14 +14,11 @@ __all__ = ["Swap", "trigger_name"]
 
 
 def trigger_name(table: str) -> str:
-    """The name of the trigger (and its function) keeping ``table``'s shadows in sync."""
     return shadow(f"snowid_adopt_{table}")
 
 
 @dataclass(frozen=True)
 class _Column:
-    """What the swap keeps of an old column before dropping it."""
-
     name: str
     default: str  # a default other than a sequence's, or ""
     comment: str
@@ -41,7 +36,6 @@ class Swap:
         self.columns = [c.column for c in plan.columns_of(table)]
 
     def _turns(self, built: Built) -> list[str]:
-        """The swaps that concern a foreign key: its table's and its target's."""
         return [t for t in self.order if t in (built.table, built.target)]
 
     def work(self, cursor: Any) -> None:
@@ -82,7 +76,7 @@ class Swap:
         return _Column(name, default, comment, identity or "s", sequence, next_value, options)
 
     def _sequence_state(self, cursor: Any, name: str, sequence: str) -> tuple[int, str]:
-        """The next value (above the column's largest) and the identity's options."""
+
         cursor.execute(
             f"SELECT s.last_value, s.is_called, p.seqincrement, p.seqcache, p.seqcycle, "
             f"(SELECT MAX({q(name)}) FROM {q(self.table)}) FROM {sequence} s, pg_sequence p "
@@ -95,8 +89,7 @@ class Swap:
         return max(following, (largest or 0) + 1), options
 
     def _drop_old_keys(self, cursor: Any) -> None:
-        """The old foreign keys whose first concerned swap this is (a column under one
-        cannot be dropped); the table's other constraints go with its columns."""
+        """The old keys whose first swap this is; the rest go with their columns."""
         for built in self.plan.facts.rebuilt:
             if built.kind == "foreign key" and self._turns(built)[:1] == [self.table]:
                 cursor.execute(
@@ -114,8 +107,7 @@ class Swap:
             cursor.execute(f"COMMENT ON COLUMN {table}.{name} IS %s", [column.comment])
 
     def _attach(self) -> list[str]:
-        """The copies take their originals' names (a foreign key at the last swap that
-        concerns it); exclusion constraints are made again."""
+
         kinds = ("unique", "primary key", "index", "check", "exclusion", "foreign key")
         statements, clustered = [], []
         for kind in kinds:

@@ -1,8 +1,5 @@
-"""The plain migration's work on PostgreSQL and MariaDB/MySQL: every converted column
-made bigint in place, each table in one statement, so that the database itself keeps what
-it holds on them (PostgreSQL rebuilds indexes and constraints from their definitions;
-MariaDB's foreign keys are dropped and made again as the catalog has them), and the
-adopted key without its identity or ``AUTO_INCREMENT``."""
+"""The plain migration on PostgreSQL and MariaDB/MySQL: columns made bigint in place, so
+that the database keeps what it holds on them (MariaDB's keys are made again as they were)."""
 
 from __future__ import annotations
 
@@ -22,7 +19,6 @@ def _by_table(columns: list[tuple[str, str]]) -> dict[str, list[str]]:
 
 
 def _serial_sequence(cursor: Any, table: str, column: str) -> str | None:
-    """The sequence of a serial column (a default calling ``nextval``), or None."""
     cursor.execute(
         "SELECT pg_get_serial_sequence(%s, %s), a.attidentity FROM pg_attribute a "
         "WHERE a.attrelid = %s::regclass AND a.attname = %s",
