@@ -117,7 +117,7 @@ def column_definition(connection: Any, table: str, column: str, *, generated: bo
         if generated and "auto_increment" in str(extra).lower():
             parts.append("AUTO_INCREMENT")
         if comment:
-            parts.append("COMMENT " + connection.ops.quote_value(str(comment)))
+            parts.append("COMMENT " + connection.schema_editor().quote_value(str(comment)))
         return " ".join(parts)
     raise LookupError(f"{table}.{column}")
 
