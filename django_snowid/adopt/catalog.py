@@ -22,11 +22,10 @@ _OPCLASS = re.compile(r"\b(gist_)?int[248](_\w*)?_ops\b")
 
 def references(connection: Any, tables: Iterable[str]) -> list[Reference]:
     """Every foreign key column pointing at ``tables`` (none on SQLite)."""
-    if connection.vendor == "postgresql":
-        return pg_catalog.references(connection, tables)
-    if connection.vendor == "mysql":
-        return mysql_catalog.references(connection, tables)
-    return []
+    names = sorted(set(tables))
+    reader = {"postgresql": pg_catalog.references, "mysql": mysql_catalog.references}
+    read = reader.get(connection.vendor)
+    return read(connection, names) if read and names else []
 
 
 def snapshot(connection: Any, tables: Iterable[str]) -> dict[str, str]:

@@ -8,26 +8,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from .pg_catalog import Reference
+from .schema import fetch_all
 
 __all__ = ["ForeignKey", "column_definition", "foreign_keys", "references", "table_state"]
-
-
-def _rows(connection: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
-    with connection.cursor() as cursor:
-        cursor.execute(sql, list(params))
-        return list(cursor.fetchall())
 
 
 def _in(values: list[str]) -> str:
     return ", ".join(["%s"] * len(values))
 
 
-def references(connection: Any, tables: Iterable[str]) -> list[Reference]:
-    """Every foreign key column, of any table, pointing at a column of ``tables``."""
-    names = sorted(set(tables))
-    if not names:
-        return []
-    found = _rows(
+def references(connection: Any, names: list[str]) -> list[Reference]:
+    """Every foreign key column, of any table, pointing at a column of ``names``."""
+    found = fetch_all(
         connection,
         "SELECT CONSTRAINT_NAME, TABLE_NAME, COLUMN_NAME, REFERENCED_TABLE_NAME, "
         "REFERENCED_COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE "
@@ -64,7 +56,7 @@ def foreign_keys(connection: Any, tables: Iterable[str]) -> list[ForeignKey]:
     names = sorted(set(tables))
     if not names:
         return []
-    found = _rows(
+    found = fetch_all(
         connection,
         "SELECT k.TABLE_NAME, k.CONSTRAINT_NAME, k.COLUMN_NAME, k.REFERENCED_TABLE_NAME, "
         "k.REFERENCED_COLUMN_NAME, r.UPDATE_RULE, r.DELETE_RULE "
@@ -95,7 +87,7 @@ def foreign_keys(connection: Any, tables: Iterable[str]) -> list[ForeignKey]:
 
 
 def _columns(connection: Any, table: str) -> list[tuple[Any, ...]]:
-    return _rows(
+    return fetch_all(
         connection,
         "SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, EXTRA, COLUMN_COMMENT "
         "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = %s "
@@ -131,14 +123,14 @@ def table_state(connection: Any, table: str) -> dict[str, str]:
     for key in foreign_keys(connection, [table]):
         if key.table == table:
             state[f"foreign key {table}.{key.name}"] = key.add_sql(str)
-    for name, clause in _rows(
+    for name, clause in fetch_all(
         connection,
         "SELECT CONSTRAINT_NAME, CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS "
         "WHERE CONSTRAINT_SCHEMA = DATABASE() AND TABLE_NAME = %s",
         [table],
     ):
         state[f"check {table}.{name}"] = str(clause)
-    for name, unique, columns in _rows(
+    for name, unique, columns in fetch_all(
         connection,
         "SELECT INDEX_NAME, NON_UNIQUE, GROUP_CONCAT(CONCAT_WS(' ', COLUMN_NAME, SUB_PART, "
         "COLLATION, INDEX_TYPE) ORDER BY SEQ_IN_INDEX) FROM information_schema.STATISTICS "

@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .schema import fetch_all
+
 __all__ = [
     "Built",
     "Reference",
@@ -26,12 +28,6 @@ def q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _rows(connection: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
-    with connection.cursor() as cursor:
-        cursor.execute(sql, list(params))
-        return list(cursor.fetchall())
-
-
 @dataclass(frozen=True)
 class Reference:
     """A foreign key column pointing at a column of another (or the same) table."""
@@ -43,12 +39,9 @@ class Reference:
     target_column: str
 
 
-def references(connection: Any, tables: Iterable[str]) -> list[Reference]:
-    """Every foreign key column, of any table, pointing at a column of ``tables``."""
-    names = sorted(set(tables))
-    if not names:
-        return []
-    found = _rows(
+def references(connection: Any, names: list[str]) -> list[Reference]:
+    """Every foreign key column, of any table, pointing at a column of ``names``."""
+    found = fetch_all(
         connection,
         """
         SELECT c.conname, cl.relname, a.attname, rc.relname, ra.attname
@@ -67,7 +60,7 @@ def references(connection: Any, tables: Iterable[str]) -> list[Reference]:
 
 
 def _attnums(connection: Any, table: str, columns: Iterable[str]) -> list[int]:
-    found = _rows(
+    found = fetch_all(
         connection,
         "SELECT attnum FROM pg_attribute WHERE attrelid = %s::regclass AND attname = ANY(%s) "
         "AND NOT attisdropped",
@@ -79,7 +72,7 @@ def _attnums(connection: Any, table: str, columns: Iterable[str]) -> list[int]:
 def dependents(connection: Any, table: str, columns: Iterable[str]) -> list[str]:
     """What depends on ``columns`` of ``table`` that a switch cannot make again (views,
     generated columns, policies, column triggers...), described."""
-    found = _rows(
+    found = fetch_all(
         connection,
         """
         SELECT DISTINCT CASE WHEN r.oid IS NULL THEN pg_describe_object(d.classid, d.objid, 0)
@@ -125,7 +118,7 @@ def _timing(deferrable: bool, deferred: bool) -> str:
 
 
 def _indexes(connection: Any, table: str, attnums: list[int]) -> list[Built]:
-    found = _rows(
+    found = fetch_all(
         connection,
         """
         SELECT ic.relname, pg_get_indexdef(i.indexrelid), COALESCE(con.contype, ''),
@@ -159,7 +152,7 @@ def _indexes(connection: Any, table: str, attnums: list[int]) -> list[Built]:
 
 def _constraints(connection: Any, table: str, attnums: list[int]) -> list[Built]:
     """Keys, checks and exclusion constraints on ``attnums``, and keys pointing at them."""
-    found = _rows(
+    found = fetch_all(
         connection,
         """
         SELECT c.contype, cl.relname, c.conname, pg_get_constraintdef(c.oid),
@@ -203,7 +196,7 @@ def table_state(connection: Any, table: str) -> dict[str, str]:
     """``{what: definition}`` of ``table``'s columns (type, NOT NULL, default, identity,
     comment, privileges), constraints, indexes and triggers."""
     state: dict[str, str] = {}
-    for name, *rest in _rows(
+    for name, *rest in fetch_all(
         connection,
         """
         SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
@@ -217,7 +210,7 @@ def table_state(connection: Any, table: str) -> dict[str, str]:
         [q(table)],
     ):
         state[f"column {table}.{name}"] = "|".join(map(str, rest))
-    for kind, name, definition in _rows(
+    for kind, name, definition in fetch_all(
         connection,
         """
         SELECT 'constraint', conname, pg_get_constraintdef(oid) FROM pg_constraint
