@@ -31,6 +31,7 @@ __all__ = [
     "configured_layouts",
     "error",
     "is_number",
+    "project_app",
     "redis_cache_problem",
     "register",
     "warning",
@@ -205,6 +206,11 @@ CHECK_IDS: dict[str, str] = {
     "relating one of their rows fails. Widen the field if it is yours; for another app's "
     "model (django-taggit's ``TaggedItem``) relate Snowflake rows through a model of your "
     "own, then silence the warning (see :doc:`/adopting`).",
+    "django_snowid.W910": "A model has a Snowflake primary key, but on a database (``check "
+    "--database``, ``migrate``) its key, or a column holding its ids (a foreign key, a "
+    "many-to-many table), is narrower than 64 bits: its first new row fails there. Seen "
+    "after ``DEFAULT_AUTO_FIELD`` changes in a project made under ``AutoField``. Names the "
+    "columns; switch the model with ``manage.py snowid_adopt`` (see :doc:`/adopting`).",
     # ----------------------------------------------------------------- Redis
     "django_snowid.E500": "``SNOWID_REDIS_CLIENT_FACTORY`` is not a dotted path, or cannot be "
     "imported.",
@@ -263,6 +269,15 @@ def is_number(value: object, *, above: float | None = None, least: float | None 
         return False
     number = float(value)
     return (above is None or number > above) and (least is None or number >= least)
+
+
+def project_app(config: Any) -> bool:
+    """An app of the project itself: not Django's own, not ours, not an installed
+    distribution."""
+    path = str(getattr(config, "path", ""))
+    if config.name.startswith("django.") or config.name == "django_snowid":
+        return False
+    return not any(part in path for part in ("site-packages", "dist-packages"))
 
 
 def redis_cache_problem(alias: str) -> str:

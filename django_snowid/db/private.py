@@ -19,6 +19,7 @@ __all__ = [
     "is_in_memory_sqlite",
     "kept_cursor",
     "last_insert_id",
+    "migration_recorder_model",
     "model_admin",
     "new_connection",
     "operator_sql",
@@ -41,6 +42,14 @@ def wrap_insert(model: type[models.Model], wrap: Callable[[Callable[..., Any]], 
 def default_auto_field_overridden(config: AppConfig) -> bool:
     """Whether ``config`` sets ``default_auto_field`` itself."""
     return bool(getattr(config, "_is_default_auto_field_overridden", False))
+
+
+def migration_recorder_model() -> type[models.Model]:
+    """The model of ``django_migrations`` (``MigrationRecorder.Migration``): it has no app
+    config, so its key follows ``DEFAULT_AUTO_FIELD``."""
+    from django.db.migrations.recorder import MigrationRecorder
+
+    return MigrationRecorder.Migration
 
 
 def model_admin(site: AdminSite, model: type[models.Model]) -> ModelAdmin | None:
