@@ -109,6 +109,61 @@ def test_snowflake_keys_without_the_app_stop_check_and_migrate_before_anything_i
     assert _tables(project) == []  # nothing half-migrated
 
 
+#: The ``shop/admin.py`` of docs/admin.rst, and the other modules the docs have a project
+#: import: without ``django_snowid`` installed, importing them must leave E031 to answer.
+DOCS_ADMIN = """
+from django.contrib import admin
+
+from django_snowid.admin import SnowflakeAdminMixin, SnowflakeModelAdmin
+from django_snowid.drf import SnowflakeModelSerializer
+from django_snowid.fields import OrderNumberQuerySet
+from django_snowid.ids.publicids import PublicIdConverter
+from django_snowid.sequences.compat import get_next_value
+
+from .models import Invoice, Order
+
+
+@admin.register(Order)
+class OrderAdmin(SnowflakeAdminMixin, admin.ModelAdmin):
+    list_display = ["note"]
+
+
+admin.site.register(Invoice, SnowflakeModelAdmin)
+"""
+
+ADMIN_SETTINGS = """
+INSTALLED_APPS[:0] = ["django.contrib.admin", "django.contrib.messages", "django.contrib.sessions"]
+MIDDLEWARE = [
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+]
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+"""
+
+
+def test_the_docs_admin_module_without_the_app_leaves_the_answer_to_e031(tmp_path):
+    project = _project(tmp_path, apps=["shop"], models=SNOWFLAKE_MODELS, extra=ADMIN_SETTINGS)
+    (project / "shop" / "admin.py").write_text(DOCS_ADMIN)
+    checked = _manage(project, "check")
+    assert "Traceback" not in checked.stderr, checked.stderr[-2000:]
+    assert checked.returncode == 1
+    assert "django_snowid.E031" in checked.stderr
+    assert "'django_snowid' is not in INSTALLED_APPS" in checked.stderr
+
+
 def test_sequence_fields_without_the_sequences_app_stop_check_and_migrate(tmp_path):
     project = _project(tmp_path, apps=["django_snowid", "shop"], models=SEQUENCE_MODELS)
     made = _manage(project, "makemigrations", "shop", "--skip-checks")
