@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -409,6 +410,43 @@ def manage(*args: str, db: Path, redis_url: str = "") -> subprocess.CompletedPro
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=PROJECT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def project(tmp_path: Path, *, apps: list[str], models: str, extra: str = "") -> Path:
+    """A project in ``tmp_path`` (its SQLite file too): settings ``mysite`` (``extra`` appended)
+    and an app ``shop`` with ``models``; ``manage_project`` runs its commands."""
+    shop = tmp_path / "shop"
+    (shop / "migrations").mkdir(parents=True)
+    (shop / "__init__.py").write_text("")
+    (shop / "migrations" / "__init__.py").write_text("")
+    (shop / "models.py").write_text(models)
+    db = str(tmp_path / "db.sqlite3")
+    settings = f"""
+        SECRET_KEY = "not secret"
+        INSTALLED_APPS = {["django.contrib.auth", "django.contrib.contenttypes", *apps]!r}
+        DATABASES = {{"default": {{"ENGINE": "django.db.backends.sqlite3", "NAME": {db!r}}}}}
+        DEFAULT_AUTO_FIELD = "django_snowid.fields.SnowflakeAutoField"
+        USE_TZ = True
+    """
+    (tmp_path / "mysite.py").write_text(textwrap.dedent(settings) + textwrap.dedent(extra))
+    return tmp_path
+
+
+def manage_project(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m django *args`` in a project of :func:`project`, in a process of its own."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "mysite",
+        "PYTHONPATH": os.pathsep.join([str(project), str(ROOT)]),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "django", *args],
+        cwd=project,
         env=env,
         capture_output=True,
         text=True,

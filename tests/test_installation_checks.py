@@ -7,11 +7,7 @@ own: checks registered by ``AppConfig.ready()`` never run there, which is the po
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -19,7 +15,8 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
 from django_snowid.checks import CHECK_IDS
-from tests.support import ROOT
+from tests.support import manage_project as _manage
+from tests.support import project as _project
 
 SNOWFLAKE_MODELS = """
 from django.db import models
@@ -42,41 +39,6 @@ from django_snowid.sequences.fields import SequenceField
 class Invoice(models.Model):
     number = SequenceField(sequence="invoices")
 """
-
-
-def _project(tmp_path: Path, *, apps: list[str], models: str, extra: str = "") -> Path:
-    """A project in ``tmp_path``: settings ``mysite`` and an app ``shop`` with ``models``."""
-    shop = tmp_path / "shop"
-    (shop / "migrations").mkdir(parents=True)
-    (shop / "__init__.py").write_text("")
-    (shop / "migrations" / "__init__.py").write_text("")
-    (shop / "models.py").write_text(models)
-    db = str(tmp_path / "db.sqlite3")
-    settings = f"""
-        SECRET_KEY = "not secret"
-        INSTALLED_APPS = {["django.contrib.auth", "django.contrib.contenttypes", *apps]!r}
-        DATABASES = {{"default": {{"ENGINE": "django.db.backends.sqlite3", "NAME": {db!r}}}}}
-        DEFAULT_AUTO_FIELD = "django_snowid.fields.SnowflakeAutoField"
-        USE_TZ = True
-    """
-    (tmp_path / "mysite.py").write_text(textwrap.dedent(settings) + textwrap.dedent(extra))
-    return tmp_path
-
-
-def _manage(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "mysite",
-        "PYTHONPATH": os.pathsep.join([str(project), str(ROOT)]),
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "django", *args],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def _tables(project: Path) -> list[str]:

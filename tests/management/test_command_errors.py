@@ -14,7 +14,7 @@ from django.test import override_settings
 from django_snowid.settings_layouts import get_layout
 from django_snowid.workers.pool import pool_for
 from django_snowid.workers.stores import get_lease_store
-from tests.support import free_port, manage_in_subprocess, redis_caches
+from tests.support import free_port, manage_in_subprocess, manage_project, project, redis_caches
 
 pytestmark = pytest.mark.django_db
 
@@ -93,6 +93,18 @@ def test_workers_lists_the_slot_files_of_this_host(settings, tmp_path):
         ]
         every = json.loads(run("snowid_workers", "--json", "--all"))
         assert [(r["worker_id"], r["state"]) for r in every] == [("3", "held"), ("4", "free")]
+
+
+def test_workers_all_lists_the_lock_files_of_the_default_source_on_an_sqlite_file(tmp_path):
+    """The ``database`` source on an SQLite file keeps its leases in lock files beside it:
+    once their processes ended, ``--all`` lists them free, as for the ``slot`` source."""
+    shop = project(tmp_path, apps=["django_snowid"], models="")
+    took = manage_project(shop, "shell", "-c", "import django_snowid; django_snowid.next_id()")
+    assert took.returncode == 0, took.stderr
+    assert list(tmp_path.glob("db.sqlite3-snowid-leases/*.lock"))
+    listed = manage_project(shop, "snowid_workers", "--all", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [r["state"] for r in json.loads(listed.stdout)] == ["free"]
 
 
 @pytest.mark.parametrize("source", ["database"])

@@ -58,7 +58,7 @@ class Command(BaseCommand):
             store = get_lease_store()
         except SnowidError as exc:
             raise CommandError(str(exc)) from None
-        if isinstance(store, SlotStore) and store.needs.one_host:
+        if isinstance(store, SlotStore):  # the slot source, or the database one on SQLite
             rows, where, what = self._slots(store, all), store.describe(), "slot files"
         else:
             rows, where, what = self._leases(store, all), f"the {store.name} lease store", "leases"
