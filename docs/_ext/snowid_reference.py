@@ -116,7 +116,7 @@ COMMANDS = {
     "snowid_workers": "django_snowid.management.commands.snowid_workers",
     "snowid_database_ids": "django_snowid.management.commands.snowid_database_ids",
     "snowid_audit": "django_snowid.management.commands.snowid_audit",
-    "snowid_sequences": "django_snowid.sequences.management.commands.snowid_sequences",
+    "snowid_sequences": "django_snowid.management.commands.snowid_sequences",
 }
 
 

@@ -1,4 +1,4 @@
-"""``snowid_recover`` and ``snowid_workers`` on a broken store: a ``CommandError`` that
+"""The commands on a broken store or a database that is down: a ``CommandError`` that
 names the store and the problem, never a traceback."""
 
 from __future__ import annotations
@@ -151,3 +151,49 @@ def test_decode_unknown_layout_names_them_once():
     message = str(caught.value)
     assert message.count("'js'") == 1
     assert "'default' (SNOWID_LAYOUT)" in message
+
+
+ORDER_MODELS = """
+from django.db import models
+
+from django_snowid.fields import OrderNumberField
+
+
+class Order(models.Model):
+    number = OrderNumberField()
+"""
+
+#: A database nobody listens to (PostgreSQL on a port that is free); order numbers in Redis.
+DOWN = """
+DATABASES = {{"default": {{"ENGINE": "django.db.backends.postgresql", "HOST": "127.0.0.1",
+    "PORT": {port}, "NAME": "shop", "USER": "postgres", "OPTIONS": {{"connect_timeout": 2}}}}}}
+CACHES = {caches!r}
+SNOWID_REDIS_ALIAS = "snowid"
+"""
+
+
+def test_sequences_without_the_sequences_app_says_to_add_it(tmp_path):
+    shop = project(tmp_path, apps=["django_snowid"], models="")
+    done = manage_project(shop, "snowid_sequences")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "add 'django_snowid.sequences' to INSTALLED_APPS" in done.stderr
+    assert "Unknown command" not in done.stderr
+
+
+def test_sequences_before_migrate_says_to_migrate(tmp_path):
+    shop = project(tmp_path, apps=["django_snowid", "django_snowid.sequences"], models="")
+    done = manage_project(shop, "snowid_sequences")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "manage.py migrate" in done.stderr
+
+
+def test_sequences_and_recover_with_the_database_down_name_the_database(tmp_path, settings):
+    apps = ["django_snowid", "django_snowid.sequences", "shop"]
+    down = DOWN.format(port=free_port(), caches=redis_caches(settings.REDIS_URL))
+    shop = project(tmp_path, apps=apps, models=ORDER_MODELS, extra=down)
+    listed = manage_project(shop, "snowid_sequences")
+    assert listed.returncode == 1 and "Traceback" not in listed.stderr, listed.stderr
+    assert "database 'default'" in listed.stderr
+    recovered = manage_project(shop, "snowid_recover", "--dry-run")
+    assert recovered.returncode == 1 and "Traceback" not in recovered.stderr, recovered.stderr
+    assert "database 'default'" in recovered.stderr and "redis" not in recovered.stderr.lower()

@@ -1,9 +1,16 @@
-"""What reading a store may raise besides our own errors (not a command: the leading
-underscore hides it from ``manage.py``)."""
+"""What reading a store or a database may raise besides our own errors, and the
+``CommandError`` each becomes (not a command: the leading underscore hides it from
+``manage.py``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
+from django.core.management.base import CommandError
 from django.db import DatabaseError
+
+from ...db.errors import is_missing_table
 
 
 def store_errors() -> tuple[type[BaseException], ...]:
@@ -15,3 +22,22 @@ def store_errors() -> tuple[type[BaseException], ...]:
     except ImportError:  # django-redis is optional
         return errors
     return (*errors, RedisError)
+
+
+def database_failure(exc: DatabaseError, aliases: Iterable[str]) -> str:
+    """What a command says of a database error while it read ``aliases``: a table not
+    migrated yet, or a database that could not be read (down, refused, timed out)."""
+    names = " or ".join(repr(alias) for alias in dict.fromkeys(aliases)) or "of the rows"
+    error = " ".join(f"{type(exc).__name__}: {exc}".split())
+    if is_missing_table(exc):
+        return f"A table is missing from the database {names} ({error}): run `manage.py migrate`."
+    return f"The database {names} could not be read: {error}"
+
+
+@contextmanager
+def reading(aliases: Iterable[str]) -> Iterator[None]:
+    """Turn a database error inside the block into a ``CommandError`` naming ``aliases``."""
+    try:
+        yield
+    except DatabaseError as exc:
+        raise CommandError(database_failure(exc, aliases)) from None
