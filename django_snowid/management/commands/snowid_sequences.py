@@ -42,6 +42,14 @@ def _number(kind: type, *, least: float, most: float) -> Any:
     return parse
 
 
+def _check_installed() -> None:
+    if not apps.is_installed("django_snowid.sequences"):
+        raise CommandError(
+            "Named sequences are an app of their own: add 'django_snowid.sequences' to "
+            "INSTALLED_APPS (after 'django_snowid'), then run `manage.py migrate`."
+        )
+
+
 COLUMNS = ("stored", "current", "mark", "headroom", "minutes_left", "rate_last_s", "rate_5min")
 
 
@@ -103,11 +111,7 @@ class Command(BaseCommand):
         start_above: list[str] | None,
         **options: Any,
     ) -> None:
-        if not apps.is_installed("django_snowid.sequences"):
-            raise CommandError(
-                "Named sequences are an app of their own: add 'django_snowid.sequences' to "
-                "INSTALLED_APPS (after 'django_snowid'), then run `manage.py migrate`."
-            )
+        _check_installed()
         if database is not None and database not in connections:
             raise CommandError(
                 f"--database {shown(database)} is not in DATABASES ({', '.join(connections)})."
