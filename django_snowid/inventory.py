@@ -136,8 +136,8 @@ def newest(of: Iterable[models.Field], using: str | None = None) -> int | None:
 
 
 def check_labels(labels: list[str], *, field_note: str = "") -> None:
-    """Raise for an app or model label that names nothing installed (``field_note``: what
-    the command does take a field label for, said when one is given)."""
+    """Raise for an app or model label that names nothing installed (``field_note`` follows
+    a field label)."""
     for label in labels:
         if "." in label:
             try:

@@ -139,7 +139,6 @@ class OrderNumberFormat:
                 )
 
     def _too_many_digits(self, digits: int, check: int) -> str:
-        """What is wrong with a decimal format longer than 19 digits, and the ways to fit."""
         plus = " + 1 check digit" if check else ""
         over = digits - 19
         ways = [
@@ -150,7 +149,9 @@ class OrderNumberFormat:
             )
             if value - over >= lowest
         ]
-        fix = f": give up {over} digit{'s' if over > 1 else ''}, {' or '.join(ways)}" if ways else ""
+        fix = (
+            f": give up {over} digit{'s' if over > 1 else ''}, {' or '.join(ways)}" if ways else ""
+        )
         return (
             f"A decimal order number of {STEM_DIGITS} + {self.sequence_digits} + "
             f"{self.shard_digits}{plus} = {digits} digits does not fit 19 digits{fix}."

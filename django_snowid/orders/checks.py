@@ -128,7 +128,7 @@ def _check_key() -> list[CheckMessage]:
     """E215: a key that concealing fields lack, or one that is weak or badly scheduled."""
     if conf.ORDER_KEY is None:
         concealing = [
-            inventory.field_label(field)
+            f"{field.model._meta.label}.{field.name}"
             for field in inventory.order_fields()
             if conceals(getattr(field, "format_options", {}))
         ]

@@ -48,15 +48,13 @@ def order_keys() -> KeySchedule:
 
 
 def conceals(options: Mapping[str, Any] | None = None) -> bool:
-    """Whether a format of ``options`` conceals its sequences (``SNOWID_ORDER_CONCEAL``
-    filling ``None``)."""
+    """Whether a format of ``options`` conceals (the setting filling ``None``)."""
     option = (options or {}).get("conceal")
     return option is True or (option is None and conf.ORDER_CONCEAL is True)
 
 
 def checked_format(options: Mapping[str, Any] | None = None) -> OrderNumberFormat:
-    """The format of ``options`` as the system checks judge it: a concealing one without
-    ``SNOWID_ORDER_KEY`` is judged unconcealed (E215 alone says the key is missing)."""
+    """The format of ``options`` as the checks judge it: unconcealed without a key (E215's)."""
     if conf.ORDER_KEY is None and conceals(options):
         options = {**(options or {}), "conceal": False}
     return build_format(options)

@@ -1,6 +1,4 @@
-"""What reading a store or a database may raise besides our own errors, and the
-``CommandError`` each becomes (not a command: the leading underscore hides it from
-``manage.py``)."""
+"""Store and database errors as the commands report them (no command: a leading ``_``)."""
 
 from __future__ import annotations
 
@@ -25,8 +23,7 @@ def store_errors() -> tuple[type[BaseException], ...]:
 
 
 def database_failure(exc: DatabaseError, aliases: Iterable[str]) -> str:
-    """What a command says of a database error while it read ``aliases``: a table not
-    migrated yet, or a database that could not be read (down, refused, timed out)."""
+    """A database error met reading ``aliases``: a table not migrated yet, or a database down."""
     names = " or ".join(repr(alias) for alias in dict.fromkeys(aliases)) or "of the rows"
     error = " ".join(f"{type(exc).__name__}: {exc}".split())
     if is_missing_table(exc):

@@ -12,7 +12,6 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from ...checks import CHECK_IDS
 from ...core.echo import shown
 
-#: reST as read in a terminal: ``code``, and :doc:`/page` as the page's source file.
 _ROLES = (
     (re.compile(r"``(.+?)``"), r"\1"),
     (re.compile(r":doc:`/?([^`]+)`"), r"docs/\1.rst"),
@@ -20,14 +19,12 @@ _ROLES = (
 
 
 def plain(text: str) -> str:
-    """A reST entry of ``CHECK_IDS`` as plain text."""
     for role, replacement in _ROLES:
         text = role.sub(replacement, text)
     return text
 
 
 def check_id(text: str) -> str:
-    """``E202``, ``e202`` or ``django_snowid.E202`` as the id of ``CHECK_IDS``."""
     id_ = f"django_snowid.{text.strip().rpartition('.')[2].upper()}"
     if id_ in CHECK_IDS:
         return id_

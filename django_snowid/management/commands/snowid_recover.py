@@ -112,7 +112,6 @@ class Command(BaseCommand):
         dry_run: bool,
         database: str | None,
     ) -> list[dict[str, Any]]:
-        """Each stream of ``order_fields`` once: its rows of the table."""
         refused: tuple[type[BaseException], ...] = (OrderNumberError, *store_errors())
         streams: dict[str, Any] = {}
         for field in order_fields:
@@ -154,7 +153,6 @@ class Command(BaseCommand):
 
 
 def _aliases(fields: list[Any], database: str | None) -> list[str]:
-    """The databases whose columns of ``fields`` are read."""
     return [database] if database else [db for f in fields for db in databases_for(f.model)]
 
 
@@ -163,8 +161,7 @@ def _position_past(
     position: tuple[int, int] | None,
     above_values: list[tuple[Any, int | None]],
 ) -> tuple[int, int] | None:
-    """``position``, or the first position past the largest value of a column of
-    ``--above`` when that is further."""
+    """``position``, or the first past a column of ``--above`` when that is further."""
     for column, largest in above_values:
         try:
             floor = None if largest is None else fmt.position_above(largest)
@@ -204,7 +201,6 @@ def _recover_stream(
 
 
 def _snowflakes_ahead(fields: list[Any], database: str | None) -> list[dict[str, Any]]:
-    """The Snowflake columns whose newest id lies ahead of this host's clock."""
     now = datetime.now(timezone.utc)
     ahead = []
     for field in fields:

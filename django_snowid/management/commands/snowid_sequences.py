@@ -7,8 +7,8 @@ import math
 import time
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.apps import apps
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections, router
 
 from ...adopt.columns import integer_column, largest_value
