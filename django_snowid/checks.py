@@ -23,6 +23,7 @@ from .stores.redis_client import factory
 __all__ = [
     "CHECKS",
     "CHECK_IDS",
+    "DEPLOY",
     "EXPLAIN_COMMAND",
     "HINT",
     "Check",
@@ -73,8 +74,12 @@ CHECK_IDS: dict[str, str] = {
     "django_snowid.E005": "A layout's time bits are already exhausted: no id can be issued.",
     "django_snowid.W001": "A layout's time bits run out within ten years.",
     "django_snowid.E006": '``SNOWID_WORKER_ID_SOURCE`` is unknown, or (``"env"``) its environment '
-    "variable is set but not a worker id. An unset variable passes the checks (``migrate`` "
-    "runs without it); the first id refuses.",
+    "variable is set but not a worker id. An unset variable passes these checks (``migrate`` "
+    "runs without it): ``check --deploy`` reports it (E050).",
+    "django_snowid.E050": '``SNOWID_WORKER_ID_SOURCE = "env"`` and its environment variable '
+    "(``SNOWID_WORKER_ID_ENV``) is not set where ``check --deploy`` runs: the server's first "
+    "id would refuse. A deploy check: run ``manage.py check --deploy`` in the environment "
+    "the server runs in (its process manager's), where the variable must be set.",
     "django_snowid.E007": "``SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS`` is not a number >= 0.",
     "django_snowid.E101": "A field's ``layout=`` names no configured layout (a configured but "
     "invalid one is E003's).",
@@ -296,10 +301,18 @@ def check_redis_client(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
 CHECKS: tuple[Check, ...] = ((check_redis_client, Tags.compatibility),)
 
 
+#: The tag of a check that only ``check --deploy`` runs: it reads what the server's own
+#: environment holds, which ``migrate`` and ``collectstatic`` may run without.
+DEPLOY = "snowid_deploy"
+
+
 def register(checks: Iterable[Check]) -> None:
     """Register ``checks`` (a feature's ``CHECKS``) with Django; called by ``ready()``."""
     for check, tag in checks:
-        register_check(check, tag)
+        if tag == DEPLOY:
+            register_check(check, Tags.compatibility, deploy=True)
+        else:
+            register_check(check, tag)
 
 
 def configured_layouts() -> tuple[list[Layout], list[CheckMessage]]:
