@@ -41,3 +41,48 @@ def test_the_tables_the_docs_name_are_the_models_tables():
     }
     assert named
     assert [(page, table) for page, table in sorted(named) if table not in tables] == []
+
+
+def call_text(name: str, function: object) -> str:
+    """``name(a, b="x", *, c=None)``: a call's parameters as the docs write them."""
+    import inspect
+
+    parts, star = [], False
+    for parameter in inspect.signature(function).parameters.values():  # type: ignore[arg-type]
+        if parameter.kind is parameter.KEYWORD_ONLY and not star:
+            parts.append("*")
+            star = True
+        default = parameter.default
+        if default is parameter.empty:
+            parts.append(parameter.name)
+        else:
+            shown = f'"{default}"' if isinstance(default, str) else repr(default)
+            parts.append(f"{parameter.name}={shown}")
+    return f"{name}({', '.join(parts)})"
+
+
+def test_the_django_sequences_mapping_shows_the_calls_as_the_code_takes_them():
+    import pytest
+
+    import django_snowid.sequences as ours
+    from django_snowid.sequences import compat
+
+    theirs = pytest.importorskip("sequences")
+    page = (ROOT / "docs" / "django-sequences.rst").read_text()
+    rows = re.findall(
+        r"^   \* - ``((\w+)\(.*\))``\n     - ``\2\(\.\.\.\)``\n     - ``((\w+)\(.*\))``$",
+        page,
+        re.MULTILINE,
+    )
+    assert [row[1] for row in rows] == [
+        "get_next_value",
+        "get_next_values",
+        "get_last_value",
+        "delete",
+        "Sequence",
+    ]
+    for call, name, our_call, our_name in rows:
+        assert call == call_text(name, getattr(compat, name)) == call_text(
+            name, getattr(theirs, name)
+        )
+        assert our_call == call_text(our_name, getattr(ours, our_name))
