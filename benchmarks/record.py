@@ -32,7 +32,9 @@ def run_line(script: str, args: list[str], load_before: float) -> str:
     import django
 
     commit = _git("rev-parse", "--short", "HEAD") or "unknown"
-    dirty = _git("status", "--porcelain", "--", "django_snowid", "benchmarks")
+    dirty = _git(
+        "status", "--porcelain", "--", "django_snowid", "benchmarks", ":!benchmarks/results"
+    )
     changed = " with uncommitted changes" if dirty else ""
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     load_after = os.getloadavg()[0]
