@@ -19,7 +19,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results"
+#: Where the results go (``SNOWID_BENCH_RESULTS`` moves them, for the tests).
+RESULTS = Path(os.environ.get("SNOWID_BENCH_RESULTS", ROOT / "benchmarks" / "results"))
 
 
 def _git(*args: str) -> str:

@@ -167,3 +167,27 @@ def test_concealed_numbers_are_compared_with_plain_ones():
     ratios = re.findall(r"^create\(\).*?\s([\d.]+)x$", out, re.M)
     assert len(ratios) == 2 and all(float(r) > 0 for r in ratios), out
     assert len(re.findall(r"^(binary|decimal): .*\s[\d.]+$", out, re.M)) == 6, out
+
+
+def test_make_bench_records_every_script_then_rewrites_the_figures():
+    makefile = (ROOT / "Makefile").read_text()
+    target = makefile.split("\nbench: ", 1)[1].split("\n\n", 1)[0]
+    recorded = re.findall(r"^\t\$\(RECORD\) benchmarks/(bench_\w+\.py)$", target, re.MULTILINE)
+    scripts = sorted(path.name for path in (ROOT / "benchmarks").glob("bench_*.py"))
+    assert sorted(recorded) == scripts
+    assert target.rstrip().endswith("$(BIN)/python docs/_ext/snowid_generated.py")
+
+
+def test_a_recorded_run_keeps_the_output_under_a_line_naming_the_run(tmp_path):
+    script = tmp_path / "bench_example.py"
+    script.write_text("print('what  figure')\nprint('one   1.5x')\n")
+    env = {**os.environ, "SNOWID_BENCH_RESULTS": str(tmp_path / "results")}
+    out = run_script("-m", "benchmarks.record", str(script), "--fast", env=env)
+    assert out == "what  figure\none   1.5x\n"
+    first, *rest = (tmp_path / "results" / "bench_example.txt").read_text().splitlines()
+    assert re.fullmatch(
+        r"# bench_example\.py --fast: run of \d{4}-\d\d-\d\d \d\d:\d\d UTC, commit \w+.*, "
+        r"CPython [\d.]+, Django [\d.]+\w*, \d+ CPUs, load average [\d.]+ before, [\d.]+ after",
+        first,
+    ), first
+    assert rest == ["what  figure", "one   1.5x"]
