@@ -15,6 +15,7 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
 from django_snowid.checks import CHECK_IDS
+from tests import settings as test_settings
 from tests.support import manage_project as _manage
 from tests.support import project as _project
 
@@ -93,26 +94,11 @@ class OrderAdmin(SnowflakeAdminMixin, admin.ModelAdmin):
 admin.site.register(Invoice, SnowflakeModelAdmin)
 """
 
-ADMIN_SETTINGS = """
+#: The admin's needs, as the test settings meet them.
+ADMIN_SETTINGS = f"""
 INSTALLED_APPS[:0] = ["django.contrib.admin", "django.contrib.messages", "django.contrib.sessions"]
-MIDDLEWARE = [
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-]
-TEMPLATES = [
-    {
-        "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "APP_DIRS": True,
-        "OPTIONS": {
-            "context_processors": [
-                "django.template.context_processors.request",
-                "django.contrib.auth.context_processors.auth",
-                "django.contrib.messages.context_processors.messages",
-            ]
-        },
-    }
-]
+MIDDLEWARE = {test_settings.MIDDLEWARE!r}
+TEMPLATES = {test_settings.TEMPLATES!r}
 """
 
 

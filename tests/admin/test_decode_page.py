@@ -235,25 +235,11 @@ def test_the_bits_of_a_concealed_number_name_the_sequence_they_show(admin_client
 
 
 def test_a_legacy_id_is_counted_as_one_not_as_an_error(admin_client):
-    from django.utils import timezone
-
-    from django_snowid.adopt import journal
-    from django_snowid.models import IdAdoption
+    from tests.support import adopted
 
     product = Product.objects.create(name="tea")
-    IdAdoption.objects.create(
-        label="testapp.Product",
-        table="t",
-        column="id",
-        first_id=product.pk,
-        state="done",
-        started_at=timezone.now(),
-    )
-    journal.forget()
-    try:
+    with adopted(Product, product.pk):
         response = admin_client.post(URL, {"ids": f"5 {product.pk}"})
-    finally:
-        journal.forget()
     legacy, new = response.context["rows"]
     assert legacy.error == "" and legacy.kind == "legacy" and new.kind == "snowflake"
     assert legacy.note.startswith("legacy id, from before Snowflake ids were adopted")

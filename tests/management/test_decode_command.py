@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 import django_snowid
 from django_snowid.exceptions import InvalidId
 from django_snowid.settings_layouts import get_layout
-from tests.support import ROOT, manage_in_subprocess
+from tests.support import ROOT, adopted, manage_in_subprocess
 
 
 def run(*args: str) -> str:
@@ -132,24 +132,11 @@ def test_no_command_writes_json_but_through_the_one_helper():
 @pytest.fixture
 def adopted_product():
     """testapp.Product adopted: its ids below its first Snowflake id are legacy ids."""
-    from django.utils import timezone
-
-    from django_snowid.adopt import journal
-    from django_snowid.models import IdAdoption
     from tests.testapp.models import Product
 
     product = Product.objects.create(name="tea")
-    IdAdoption.objects.create(
-        label="testapp.Product",
-        table="t",
-        column="id",
-        first_id=product.pk,
-        state="done",
-        started_at=timezone.now(),
-    )
-    journal.forget()
-    yield product
-    journal.forget()
+    with adopted(Product, product.pk):
+        yield product
 
 
 @pytest.mark.django_db

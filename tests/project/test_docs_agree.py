@@ -85,8 +85,8 @@ def test_the_django_sequences_mapping_shows_the_calls_as_the_code_takes_them():
         "Sequence",
     ]
     for call, name, our_call, our_name in rows:
-        assert call == call_text(name, getattr(compat, name)) == call_text(
-            name, getattr(theirs, name)
+        assert (
+            call == call_text(name, getattr(compat, name)) == call_text(name, getattr(theirs, name))
         )
         assert our_call == call_text(our_name, getattr(ours, our_name))
 
@@ -116,8 +116,8 @@ def test_the_parts_written_from_the_code_are_up_to_date():
         env=env,
         timeout=120,
     )
-    assert done.returncode == 0, done.stdout + done.stderr + (
-        "\nrun `python docs/_ext/snowid_generated.py`"
+    assert done.returncode == 0, (
+        done.stdout + done.stderr + ("\nrun `python docs/_ext/snowid_generated.py`")
     )
 
 
