@@ -54,11 +54,14 @@ def producers() -> dict[str, Callable[[], list[str]]]:
         "settings": snowid_reference.settings_rst,
         "checks": snowid_reference.checks_rst,
         "presets": snowid_reference.presets_rst,
+        "capacity": snowid_reference.capacity_rst,
         "mistakes": snowid_mistakes.mistakes_rst,
         "figures": snowid_figures.figures_rst,
     }
     for command in snowid_reference.COMMANDS:
         parts[f"command:{command}"] = lambda name=command: snowid_reference.command_rst(name)
+    for script in snowid_figures.scripts():
+        parts[f"output:{script}"] = lambda name=script: snowid_figures.output_rst(name)
     return parts
 
 

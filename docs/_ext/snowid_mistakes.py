@@ -48,8 +48,7 @@ REDIS_CACHE = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemC
 MISTAKES = [
     Mistake(
         "The app is not in ``INSTALLED_APPS``",
-        "Models use fields of ours, but ``django_snowid`` was not added to "
-        "``INSTALLED_APPS``.",
+        "Models use fields of ours, but ``django_snowid`` was not added to ``INSTALLED_APPS``.",
         "django_snowid.E031",
         removed=("django_snowid", "django_snowid.sequences"),
     ),
@@ -62,7 +61,7 @@ MISTAKES = [
     ),
     Mistake(
         "A misspelt setting",
-        "``SNOWID_WORKER_SOURCE = \"static\"`` (the setting is ``SNOWID_WORKER_ID_SOURCE``).",
+        '``SNOWID_WORKER_SOURCE = "static"`` (the setting is ``SNOWID_WORKER_ID_SOURCE``).',
         "django_snowid.W031",
         {"SNOWID_WORKER_SOURCE": "static"},
     ),
@@ -74,14 +73,14 @@ MISTAKES = [
     ),
     Mistake(
         "Order numbers in Redis without a django-redis cache",
-        "``SNOWID_ORDER_BACKEND`` is ``\"redis\"`` (the default) and ``CACHES`` has no "
+        '``SNOWID_ORDER_BACKEND`` is ``"redis"`` (the default) and ``CACHES`` has no '
         "django-redis cache under ``SNOWID_REDIS_ALIAS``.",
         "django_snowid.E206",
         {"CACHES": REDIS_CACHE, "SNOWID_ORDER_BACKEND": "redis"},
     ),
     Mistake(
         "A check digit on the default decimal format",
-        "``SNOWID_ORDER_PACKING = \"decimal\"`` and ``SNOWID_ORDER_CHECK_DIGIT = \"luhn\"``: "
+        '``SNOWID_ORDER_PACKING = "decimal"`` and ``SNOWID_ORDER_CHECK_DIGIT = "luhn"``: '
         "12 + 5 + 2 digits leave no room for it.",
         "django_snowid.E202",
         {"SNOWID_ORDER_PACKING": "decimal", "SNOWID_ORDER_CHECK_DIGIT": "luhn"},
@@ -94,32 +93,32 @@ MISTAKES = [
     ),
     Mistake(
         "An order-number zone with daylight saving",
-        "``SNOWID_ORDER_ZONE = \"Europe/Paris\"``.",
+        '``SNOWID_ORDER_ZONE = "Europe/Paris"``.',
         "django_snowid.E203",
         {"SNOWID_ORDER_ZONE": "Europe/Paris"},
     ),
     Mistake(
         "An epoch without a time zone",
-        "``SNOWID_EPOCH = \"2024-01-01T00:00:00\"``.",
+        '``SNOWID_EPOCH = "2024-01-01T00:00:00"``.',
         "django_snowid.E001",
         {"SNOWID_EPOCH": "2024-01-01T00:00:00"},
     ),
     Mistake(
         "A fixed worker id that does not fit the layout",
-        "``SNOWID_WORKER_ID_SOURCE = \"static\"`` and ``SNOWID_WORKER_ID = 5000`` (the "
+        '``SNOWID_WORKER_ID_SOURCE = "static"`` and ``SNOWID_WORKER_ID = 5000`` (the '
         "default layout has 10 bits: 0 to 1,023).",
         "django_snowid.E004",
         {"SNOWID_WORKER_ID_SOURCE": "static", "SNOWID_WORKER_ID": 5000},
     ),
     Mistake(
         "Lock files where several hosts run",
-        "``SNOWID_WORKER_ID_SOURCE = \"slot\"``: lock files are unique on one host only.",
+        '``SNOWID_WORKER_ID_SOURCE = "slot"``: lock files are unique on one host only.',
         "django_snowid.W010",
         {"SNOWID_WORKER_ID_SOURCE": "slot"},
     ),
     Mistake(
         "The ``env`` source where the server has no variable",
-        "``SNOWID_WORKER_ID_SOURCE = \"env\"``, and ``manage.py check --deploy`` runs where "
+        '``SNOWID_WORKER_ID_SOURCE = "env"``, and ``manage.py check --deploy`` runs where '
         "the variable is not set (``migrate`` runs without it; the server's first id would "
         "refuse).",
         "django_snowid.E050",

@@ -162,3 +162,44 @@ def presets_rst() -> list[str]:
             f"     - {run_out}",
         ]
     return lines
+
+
+def _list_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    lines = [".. list-table::", "   :header-rows: 1", ""]
+    for row in [header, *rows]:
+        lines += [f"   {'*' if i == 0 else ' '} - {cell}" for i, cell in enumerate(row)]
+    return [*lines, ""]
+
+
+def capacity_rst() -> list[str]:
+    """What the layouts and order-number formats hold: limits made of bits, not costs."""
+    from django_snowid.core import PRESETS
+    from django_snowid.core.order_format import OrderNumberFormat
+
+    ids = [
+        (
+            f"``{name}``",
+            f"{layout.ids_per_second:,}",
+            f"{1 << layout.node_bits:,}",
+            f"{layout.ids_per_second * (1 << layout.node_bits):,}",
+        )
+        for name, layout in PRESETS.items()
+    ]
+    formats = {
+        "binary, 14 + 4 bits (default)": OrderNumberFormat(),
+        "binary, 19 + 4 bits": OrderNumberFormat(sequence_bits=19),
+        "decimal, 5 + 2 digits": OrderNumberFormat(packing="decimal"),
+        "decimal, 4 + 2 digits + check digit": OrderNumberFormat(
+            packing="decimal", sequence_digits=4, check_digit="luhn"
+        ),
+    }
+    orders = [
+        (name, f"{fmt.max_sequence:,}", f"{fmt.shard_count:,}") for name, fmt in formats.items()
+    ]
+    return [
+        *_list_table(
+            ("preset", "ids per second per worker", "worker ids", "ids per second in total"),
+            ids,
+        ),
+        *_list_table(("order-number format", "numbers per second per stream", "shards"), orders),
+    ]

@@ -182,3 +182,32 @@ def test_order_numbers_are_said_to_increase_per_process_as_blocks_are_the_defaul
         assert "in each process" in text and "SNOWID_ORDER_BLOCK_MAX = 1" in text, path
     orders = " ".join((ROOT / "docs" / "orders.rst").read_text().split())
     assert f"``SNOWID_ORDER_BLOCK_MAX`` ({block_max.default:,} by default;" in orders
+
+
+def test_no_page_types_a_measured_figure():
+    """Ratios, rates and per-call times come from the recorded runs (substitutions and
+    output blocks of docs/performance.rst, written by snowid_generated.py); other pages
+    link to them. The adoption figures are the ones left to wire (bench_adopt.py records
+    as the other scripts do)."""
+    measured = re.compile(r"\d\.\d+x\b|\d[\d,.]*\s?(?:µs|/s)\b")
+    found = []
+    for path in DOCS:
+        if path.name == "adopting.rst" or "_build" in path.parts:
+            continue
+        text = re.sub(
+            r"\.\. generated: (\S+).*?\.\. end generated: \1", "", path.read_text(), flags=re.S
+        )
+        if path.name == "performance.rst":
+            text = text.split("Adopting Snowflake ids under writes\n", 1)[0]
+            adoption = text.split("   * - ``snowid_adopt`` of", 1)[1].split("\nMethod\n", 1)[0]
+            text = text.replace(adoption, "")
+        found += [(path.name, figure) for figure in measured.findall(text)]
+    assert found == []
+
+
+def test_every_figure_the_performance_page_quotes_is_read_from_a_run():
+    page = (ROOT / "docs" / "performance.rst").read_text()
+    figures = _ext("snowid_figures")
+    used = set(re.findall(r"\|([\w.]+)\|", page))
+    assert used - set(figures.scripts()) <= set(figures.FIGURES)
+    assert {"orders.create", "sequences.orders_x", "remote.create_redis"} <= used
