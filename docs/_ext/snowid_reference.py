@@ -139,29 +139,34 @@ def presets_rst() -> list[str]:
     count (with the default epoch)."""
     from django_snowid.core import PRESETS
 
-    lines = [".. list-table::", "   :header-rows: 1", ""]
-    header = ("preset", "time", "node", "sequence", "ids per second per worker", "workers")
-    lines += [f"   {'*' if i == 0 else ' '} - {title}" for i, title in enumerate(header)]
-    lines.append("     - time bits run out (UTC)")
+    rows = []
     for name, layout in PRESETS.items():
-        unit = f"{layout.time_unit_ms} ms"
-        node = ", ".join(f"``{p.name}`` {p.bits}" for p in layout.node_parts)
         sequence = str(layout.sequence_bits)
         if layout.shard_bits:
             sequence += f", then ``shard`` {layout.shard_bits}"
-        workers = " x ".join(str(1 << p.bits) for p in layout.node_parts)
-        run_out = layout.exhausted_at.isoformat(timespec="seconds").replace("+00:00", "Z")
-        default = " (default)" if name == "classic" else ""
-        lines += [
-            f"   * - ``{name}``{default}",
-            f"     - {layout.time_bits} bits of {unit}",
-            f"     - {node}",
-            f"     - {sequence}",
-            f"     - {layout.ids_per_second:,}",
-            f"     - {workers if len(layout.node_parts) > 1 else f'{1 << layout.node_bits:,}'}",
-            f"     - {run_out}",
-        ]
-    return lines
+        parts = layout.node_parts
+        workers = " x ".join(str(1 << p.bits) for p in parts) if len(parts) > 1 else None
+        rows.append(
+            (
+                f"``{name}``" + (" (default)" if name == "classic" else ""),
+                f"{layout.time_bits} bits of {layout.time_unit_ms} ms",
+                ", ".join(f"``{p.name}`` {p.bits}" for p in parts),
+                sequence,
+                f"{layout.ids_per_second:,}",
+                workers or f"{1 << layout.node_bits:,}",
+                layout.exhausted_at.isoformat(timespec="seconds").replace("+00:00", "Z"),
+            )
+        )
+    header = (
+        "preset",
+        "time",
+        "node",
+        "sequence",
+        "ids per second per worker",
+        "workers",
+        "time bits run out (UTC)",
+    )
+    return _list_table(header, rows)
 
 
 def _list_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
@@ -203,3 +208,47 @@ def capacity_rst() -> list[str]:
         ),
         *_list_table(("order-number format", "numbers per second per stream", "shards"), orders),
     ]
+
+
+def _fits_until(fmt: Any) -> str:
+    """The last year whose numbers of ``fmt`` fit a signed 64-bit integer."""
+    from django_snowid.core.order_format import MAX_INT64
+
+    factor = 10 ** (fmt.sequence_digits + fmt.shard_digits)
+    fitting = [
+        year
+        for year in range(2000, 2100)
+        if fmt.with_check_digit(((year % 100) * 10**10 + 1231235959) * factor + factor - 1)
+        <= MAX_INT64
+    ]
+    return (
+        "always (until stems wrap in 2100)"
+        if len(fitting) == 100
+        else f"until the end of {fitting[-1]}"
+    )
+
+
+def decimal_formats_rst() -> list[str]:
+    """The decimal formats with and without a check digit: digits, capacity, lifetime."""
+    from django_snowid.core.order_format import OrderNumberFormat
+
+    rows = []
+    for sequence, shard, check in ((5, 2, None), (4, 2, "luhn"), (5, 1, "luhn"), (4, 1, "luhn")):
+        fmt = OrderNumberFormat(
+            packing="decimal", sequence_digits=sequence, shard_digits=shard, check_digit=check
+        )
+        name = f"{sequence} sequence + {shard} shard" + (" + check digit" if check else "")
+        if (sequence, shard, check) == (5, 2, None):
+            name += " (default, no check digit)"
+        digits = 12 + sequence + shard + (1 if check else 0)
+        rows.append(
+            (name, str(digits), f"{fmt.max_sequence:,}", f"{fmt.shard_count:,}", _fits_until(fmt))
+        )
+    header = (
+        "decimal format",
+        "digits",
+        "numbers per second",
+        "shards",
+        "fits a signed 64-bit integer",
+    )
+    return _list_table(header, rows)
