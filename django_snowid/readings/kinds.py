@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from .. import inventory
 from ..adopt.journal import legacy_boundary
 from ..core.layout import DecodedId, Layout
-from ..core.order_format import DecodedOrderNumber, OrderNumberFormat
+from ..core.order_format import STEM_DIGITS, DecodedOrderNumber, OrderNumberFormat
 from ..exceptions import InvalidId, LayoutError
 from ..inventory import Kind, field_label
 from ..settings_layouts import DEFAULT, get_layout, layout_names
@@ -182,9 +182,12 @@ class OrderReading(Reading, kind=inventory.ORDER, what="an order number", millis
     format: OrderNumberFormat | None = None
 
     def mistyped(self, value: int) -> DecodedOrderNumber | None:
-        """The number ``value`` would be with its failed check digit corrected, or ``None``."""
+        """The number ``value`` would be with its failed check digit corrected, or ``None``
+        (also for a value of another length than this format's numbers)."""
         fmt = self.format
         if fmt is None or fmt.check_digit is None:
+            return None
+        if len(str(value)) != STEM_DIGITS + fmt.sequence_digits + fmt.shard_digits + 1:
             return None
         try:
             decoded: DecodedOrderNumber = fmt.decode(fmt.with_check_digit(value // 10))

@@ -191,3 +191,25 @@ def test_a_number_that_fails_a_check_digit_is_not_read_silently_as_another_field
     assert "shop.Order.number" in message  # what it would be read as, said
     row = DecodedRow(raw=str(good), value=good)
     assert _detect(row, now, readings, []).label == "shop.PhoneOrder.number"
+
+
+def test_a_value_of_another_length_is_no_mistyped_number_of_a_check_digit_field():
+    """An 18-digit Snowflake id fails the check digit of a 19-digit format and, one digit
+    changed, would even date (2009): it is no mistyped number of that field."""
+    from datetime import datetime, timezone
+
+    from django_snowid.core.order_format import OrderNumberFormat
+    from django_snowid.readings.detect import _detect
+    from django_snowid.readings.kinds import OrderReading, readings_of
+    from django_snowid.readings.rows import DecodedRow
+
+    damm = OrderNumberFormat(packing="decimal", sequence_digits=4, check_digit="damm")
+    layout = get_layout()
+    readings = [OrderReading("shop.PhoneOrder.number", damm.decode, (), format=damm)]
+    readings += readings_of([])
+    value = 912200249395646475
+    now = datetime(2026, 11, 22, 5, 0, tzinfo=timezone.utc)
+    assert layout.decode(value).time.year == 2026
+    assert _detect(DecodedRow(raw=str(value), value=value), now, readings, []).label.startswith(
+        "Snowflake layout"
+    )
