@@ -180,11 +180,17 @@ def test_sequences_without_the_sequences_app_says_to_add_it(tmp_path):
     assert "Unknown command" not in done.stderr
 
 
-def test_sequences_before_migrate_says_to_migrate(tmp_path):
-    shop = project(tmp_path, apps=["django_snowid", "django_snowid.sequences"], models="")
+def test_sequences_and_audit_before_migrate_say_to_migrate(tmp_path):
+    apps = ["django_snowid", "django_snowid.sequences", "shop"]
+    extra = 'SNOWID_ORDER_BACKEND = "database"'
+    shop = project(tmp_path, apps=apps, models=ORDER_MODELS, extra=extra)
     done = manage_project(shop, "snowid_sequences")
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert "manage.py migrate" in done.stderr
+    audited = manage_project(shop, "snowid_audit", "--skip-checks")
+    assert audited.returncode == 2 and "Traceback" not in audited.stderr, audited.stderr
+    assert "A table is missing from the database 'default'" in audited.stderr
+    assert "manage.py migrate" in audited.stderr
 
 
 def test_sequences_and_recover_with_the_database_down_name_the_database(tmp_path, settings):

@@ -10,14 +10,14 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import connections
+from django.db import DatabaseError, connections
 
 from ...audit import KINDS, AuditReport, run_audit
 from ...core.echo import shown
 from ...exceptions import SnowidError
 from ...inventory import check_labels
 from ._json import json_text
-from ._store_errors import store_errors
+from ._store_errors import database_failure, store_errors
 
 #: The exit status of a run that found something, and of bad input (an unknown app or
 #: model, a database not in ``DATABASES``, a table it could not read).
@@ -63,6 +63,9 @@ def _audit(labels: list[str], **options: Any) -> AuditReport:
         return run_audit(*labels, **options)
     except SnowidError as exc:  # a layout or format the settings do not build
         raise CommandError(str(exc), returncode=BAD_INPUT) from None
+    except DatabaseError as exc:  # not migrated, or down
+        aliases = [options["using"]] if options["using"] else list(connections)
+        raise CommandError(database_failure(exc, aliases), returncode=BAD_INPUT) from None
     except store_errors() as exc:
         raise CommandError(
             f"The audit could not read a table: {exc}", returncode=BAD_INPUT
