@@ -174,8 +174,8 @@ def run_text(script: str) -> str:
     if run is None:
         raise ValueError(f"benchmarks/results/{script}.txt: no run line ({first!r})")
     return (
-        f"``{script}.py``, run of {run['when']} at commit {run['commit']}, load average "
-        f"{run['before']}-{run['after']} on {run['cpus']} cores"
+        f"``{script}.py``, run of {run['when']} at commit {run['commit']} on {run['cpus']} "
+        f"cores, load average {run['before']} before and {run['after']} after"
     )
 
 
