@@ -120,6 +120,7 @@ endif
 RECORD = $(BIN)/python -m benchmarks.record
 bench: $(BIN)/.installed
 	$(RECORD) benchmarks/bench_ids.py
+	$(RECORD) benchmarks/bench_time_travel.py
 	$(RECORD) benchmarks/bench_orm.py
 	$(RECORD) benchmarks/bench_orders.py
 	$(RECORD) benchmarks/bench_conceal.py
@@ -130,10 +131,13 @@ bench: $(BIN)/.installed
 	$(RECORD) benchmarks/bench_scripts.py
 	$(RECORD) benchmarks/bench_remote.py
 	$(RECORD) benchmarks/bench_drf.py
+	$(RECORD) benchmarks/bench_graphql.py
 	$(RECORD) benchmarks/bench_audit.py
 	$(RECORD) benchmarks/bench_database_ids.py
 	$(RECORD) benchmarks/bench_metrics.py
 	$(RECORD) benchmarks/bench_adopt.py
+	$(RECORD) benchmarks/bench_pages.py
+	$(RECORD) benchmarks/bench_feed_load.py
 	$(BIN)/python docs/_ext/snowid_generated.py
 
 lint: $(BIN)/.installed

@@ -52,6 +52,10 @@ class SnowidConfig(AppConfig):
         pre_migrate.connect(
             lease_table.pre_migrate, sender=self, dispatch_uid="snowid-lease-table-pre"
         )
+        if importlib.util.find_spec("model_bakery") is not None:
+            from .testing import bakery
+
+            bakery.register()
         if conf.METRICS is True and importlib.util.find_spec("prometheus_client") is not None:
             # Both import prometheus_client: only then.
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from importlib.util import find_spec
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent
@@ -111,7 +112,10 @@ INSTALLED_APPS = [
     # django-sequences itself: the compat tests compare with it and import its rows.
     "sequences.apps.SequencesConfig",
     "tests.testapp",
+    "tests.feedapp",
 ]
+if find_spec("import_export") is not None:  # its admin's templates (the import-export extra)
+    INSTALLED_APPS.append("import_export")
 MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

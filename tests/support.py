@@ -253,6 +253,21 @@ def _django(args: tuple[str, ...], env: dict[str, str], cwd: Path) -> Any:
     )
 
 
+def run_python(code: str) -> subprocess.CompletedProcess[str]:
+    """``python -c code`` on the test settings in a process of its own, where Django's test
+    environment is not set up (as in a deployment); fails on a non-zero exit."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+        check=True,
+    )
+
+
 def held_slots(directory: str) -> list[str]:
     """The lock files in ``directory`` that some process holds (probed with ``flock``)."""
     import fcntl

@@ -3,6 +3,7 @@ one small function each (see CONTRIBUTING.md, "Project layout")."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ __all__ = [
     "model_admin",
     "new_connection",
     "operator_sql",
+    "test_environment_is_set_up",
     "unique_constraints",
     "wrap_insert",
 ]
@@ -91,3 +93,9 @@ def unique_constraints(connection: Any, table: str, column: str) -> frozenset[st
 def operator_sql(connection: Any, lookup_name: str, rhs: str) -> str:
     """The SQL of the built-in lookup ``lookup_name`` (``"gte"``, ``"lt"``) with ``rhs``."""
     return str(connection.operators[lookup_name] % rhs)
+
+
+def test_environment_is_set_up() -> bool:
+    """Whether ``setup_test_environment()`` ran (and no teardown): ``_TestState.saved_data``."""
+    utils = sys.modules.get("django.test.utils")
+    return utils is not None and hasattr(utils._TestState, "saved_data")

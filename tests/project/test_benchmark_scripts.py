@@ -60,6 +60,14 @@ def test_script_runners_are_compared():
 
 
 @pytest.mark.slow
+def test_graphql_scalars_are_compared_with_each_librarys_own():
+    out = run_script("benchmarks/bench_graphql.py", "--objects", "500", "--repeat", "1")
+    ratios = re.findall(r"^  ratio ours/(\w+) ([\d.]+) ", out, re.M)
+    assert [name for name, _ in ratios] == ["BigInt", "ID"], out
+    assert all(float(ratio) > 0 for _, ratio in ratios), out
+
+
+@pytest.mark.slow
 def test_audit_benchmark_reads_every_row():
     """On PostgreSQL, in a database of its own: a few rows, each pass printed."""
     out = run_script(
@@ -184,6 +192,53 @@ def test_concealed_numbers_are_compared_with_plain_ones():
     ratios = re.findall(r"^create\(\).*?\s([\d.]+)x$", out, re.M)
     assert len(ratios) == 2 and all(float(r) > 0 for r in ratios), out
     assert len(re.findall(r"^(binary|decimal): .*\s[\d.]+$", out, re.M)) == 6, out
+
+
+@pytest.mark.slow
+def test_deep_pages_are_compared_with_drf_s_paginators():
+    """On a PostgreSQL server of its own: a few rows, each paginator's page 1 and deep
+    page, and the settled-id query with connections open."""
+    out = run_script(
+        "benchmarks/bench_pages.py",
+        *("--rows", "5000", "--depth", "4000", "--repeat", "1", "--connections", "10"),
+        timeout=300,
+    )
+    rows = re.findall(r"^(ours|DRF \w+).*?\s([\d.]+)\s+([\d.]+)\s+[\d.]+x$", out, re.M)
+    assert len(rows) == 4 and all(float(a) > 0 and float(b) > 0 for _, a, b in rows), out
+    assert re.search(r"settled-id query, 10 other connections open: [\d.]+ ms", out), out
+
+
+@pytest.mark.slow
+@pytest.mark.django_db  # needs the PostgreSQL server (skipped where it is missing)
+def test_polling_under_load_is_compared_with_drf_and_the_naive_poll():
+    from django.conf import settings
+
+    if not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        pytest.skip("measures PostgreSQL (SNOWID_TEST_DB=postgresql)")
+    name = f"{os.environ.get('SNOWID_TEST_DB_NAME', 'snowid')}_feed_bench"
+    out = run_script(
+        "benchmarks/bench_feed_load.py",
+        *("--writers", "2", "--seconds", "1.5", "--longest-transaction", "0.3"),
+        env={
+            **{k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
+            "SNOWID_TEST_DB_NAME": name,
+        },
+        timeout=300,
+    )
+    rows = re.findall(r"^(ours|DRF|naive).*?\s([\d,]+)\s+([\d,]+)\s+([\d,]+)$", out, re.M)
+    assert [what for what, *_ in rows] == ["ours", "DRF", "naive"], out
+    assert rows[0][2:] == ("0", "0"), out  # ours: none missed, none twice
+
+
+@pytest.mark.slow
+def test_time_travel_is_compared_with_the_generator_before_it():
+    out = run_script("benchmarks/bench_time_travel.py", "--calls", "40000", "--repeat", "1")
+    assert "outside tests SnowflakeGenerator, in a test process TimeTravelGenerator" in out
+    rows = re.findall(
+        r"^(before|django_snowid|test process).*?\s([\d,]+)\s.*?([\d.]+)x$", out, re.M
+    )
+    assert len(rows) == 6 and all(int(rate.replace(",", "")) > 0 for _, rate, _ in rows), out
+    assert re.search(r"^\[(PASS|MISS)\] next_id\(\) outside tests", out, re.M), out
 
 
 def test_make_bench_records_every_script_then_rewrites_the_figures():
