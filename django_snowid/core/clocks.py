@@ -82,5 +82,5 @@ def moved_clock_hint() -> str:
         f" The clock is moved by {mover}. Ids follow a moved clock only in a process where "
         "Django's test environment was set up (Django's test runner, pytest-django) before "
         "its first id; elsewhere the clock and lease guarantees hold and a moved clock is "
-        "refused. See https://django-snowid.readthedocs.io/en/latest/testing.html"
+        "refused. See the manual, docs/testing.rst."
     )

@@ -154,8 +154,8 @@ def _create_generator(key: str) -> SnowflakeGenerator:
             "from the parent's environment. Use a leased worker id "
             "(SNOWID_WORKER_ID_SOURCE = 'database', 'redis' or 'slot'), or give each process "
             "its own (SNOWID_WORKER_ID_SOURCE='env' with a distinct value set after the fork, "
-            "e.g. in gunicorn's post_fork hook); see "
-            "https://django-snowid.readthedocs.io/en/latest/workers.html"
+            "e.g. in gunicorn's post_fork hook); see the manual, docs/workers.rst, "
+            '"Fixed worker ids and forks".'
         )
     _claimed_nodes.add((key, node))
     return generator

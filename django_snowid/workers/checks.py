@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.checks import CheckMessage, Tags
 
-from ..checks import Check, configured_layouts, error, is_number, warning
+from ..checks import DEPLOY, Check, configured_layouts, error, is_number, warning
 from ..conf import SnowidSettings, conf
 from ..exceptions import LayoutError, WorkerIdError
 from ..stores.checks import store_checks
@@ -16,14 +16,18 @@ from .pool import pool_for
 from .sources import LEASE_SOURCES, resolve_worker_id, worker_node
 from .stores import LEASES, get_lease_store
 
-__all__ = ["CHECKS", "check_lease_table", "check_worker_id", "check_worker_settings"]
+__all__ = [
+    "CHECKS",
+    "check_lease_table",
+    "check_worker_env",
+    "check_worker_id",
+    "check_worker_settings",
+]
 
 
 def check_worker_id(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     if conf.WORKER_ID_SOURCE == "env" and os.environ.get(str(conf.WORKER_ID_ENV)) is None:
-        # Commands that issue no ids (migrate, check, collectstatic) run without the
-        # variable; the first id refuses, naming it.
-        return []
+        return []  # migrate runs without it; check --deploy says it (E050)
     if not _worker_id_shaped(conf.WORKER_ID):
         return []  # E015 says it
     try:
@@ -43,6 +47,21 @@ def check_worker_id(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage
         except (LayoutError, WorkerIdError) as exc:
             messages.append(error(f"The worker id does not fit: {exc}", "django_snowid.E004"))
     return messages
+
+
+def check_worker_env(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """E050 (``check --deploy``): the ``env`` source's variable is not set."""
+    name = str(conf.WORKER_ID_ENV)
+    if conf.WORKER_ID_SOURCE != "env" or os.environ.get(name) is not None:
+        return []
+    return [
+        error(
+            f"SNOWID_WORKER_ID_SOURCE is 'env' and {name} is not set: the first id of a "
+            f"server started here would refuse. Set {name} to a worker id distinct per "
+            "process, in the environment the server runs in.",
+            "django_snowid.E050",
+        )
+    ]
 
 
 def check_worker_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
@@ -141,6 +160,7 @@ def check_lease_table(
 #: The checks of worker ids, with their tags: ``AppConfig.ready()`` registers them.
 CHECKS: tuple[Check, ...] = (
     (check_worker_id, Tags.compatibility),
+    (check_worker_env, DEPLOY),
     (check_worker_settings, Tags.compatibility),
     (check_lease_table, Tags.database),
 )

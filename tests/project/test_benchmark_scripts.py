@@ -13,6 +13,17 @@ import pytest
 from tests.support import ROOT
 
 
+def figures_found(script: str, out: str) -> dict[str, str]:
+    """Every figure docs/performance.rst reads from ``script``'s output, read from ``out``
+    (a pattern that no longer matches the output raises)."""
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    try:
+        from snowid_figures import FIGURES
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "_ext"))
+    return {name: f.read(out) for name, f in FIGURES.items() if f.script == script}
+
+
 def run_script(*args: str, env: dict[str, str] | None = None, timeout: int = 120) -> str:
     """What ``python args`` (a script of benchmarks/ and its options) printed; it must exit 0."""
     done = subprocess.run(
@@ -36,6 +47,7 @@ def test_redis_capacity_measures_every_script():
     assert issued and int(issued[1].replace(",", "")) > 0, out
     paced = re.findall(r"^([\d,]+)/s\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)", out, re.MULTILINE)
     assert [rate for rate, *_ in paced] == ["10", "1,000", "10,000"], out
+    assert len(figures_found("bench_redis_capacity", out)) == 5
 
 
 @pytest.mark.slow
@@ -44,6 +56,7 @@ def test_script_runners_are_compared():
     out = run_script("benchmarks/bench_scripts.py", "--calls", "200", "--repeat", "1")
     rows = re.findall(r"^(RedisScript|redis-py Script).*?\s([\d.]+)\s+[\d.]+\s", out, re.M)
     assert len(rows) == 4 and all(float(us) > 0 for _, us in rows), out
+    assert len(figures_found("bench_scripts", out)) == 2
 
 
 @pytest.mark.slow
@@ -72,6 +85,7 @@ def test_audit_benchmark_reads_every_row():
     assert [what for what, _ in rates] == ["SELECT", "keyset", "snowid_audit"], out
     assert all(int(rate.replace(",", "")) > 0 for _, rate in rates), out
     assert "peak RSS after every pass" in out
+    assert len(figures_found("bench_audit", out)) == 2
 
 
 @pytest.mark.slow
@@ -90,6 +104,7 @@ def test_compat_is_compared_with_django_sequences():
     rows = re.findall(r"compat\s+([\d,]+)/s\s+django-sequences\s+([\d,]+)/s", out)
     assert len(rows) == 5, out
     assert all(int(a.replace(",", "")) > 0 and int(b.replace(",", "")) > 0 for a, b in rows)
+    assert len(figures_found("bench_sequences_compat", out)) == 1
 
 
 @pytest.mark.slow
@@ -104,6 +119,7 @@ def test_database_ids_are_compared_with_identity_and_the_floor():
     )
     rows = re.findall(r"^  (snowid default|identity|floor)\s+([\d.]+)\s", out, re.M)
     assert len(rows) == 6 and all(float(seconds) > 0 for _, seconds in rows), out
+    assert len(figures_found("bench_database_ids", out)) == 1
 
 
 @pytest.mark.slow
@@ -121,6 +137,7 @@ def test_metrics_on_and_off_are_compared():
     ratios = re.findall(r"ratio ([\d.]+) ", out)
     assert len(ratios) == 4 and all(float(r) > 0 for r in ratios), out  # the 4th: multiprocess
     assert re.search(r"flush alone\s+[\d.]+ µs a request", out), out
+    assert len(figures_found("bench_metrics", out)) == 1
 
 
 @pytest.mark.slow
@@ -222,3 +239,27 @@ def test_time_travel_is_compared_with_the_generator_before_it():
     )
     assert len(rows) == 6 and all(int(rate.replace(",", "")) > 0 for _, rate, _ in rows), out
     assert re.search(r"^\[(PASS|MISS)\] next_id\(\) outside tests", out, re.M), out
+
+
+def test_make_bench_records_every_script_then_rewrites_the_figures():
+    makefile = (ROOT / "Makefile").read_text()
+    target = makefile.split("\nbench: ", 1)[1].split("\n\n", 1)[0]
+    recorded = re.findall(r"^\t\$\(RECORD\) benchmarks/(bench_\w+\.py)$", target, re.MULTILINE)
+    scripts = sorted(path.name for path in (ROOT / "benchmarks").glob("bench_*.py"))
+    assert sorted(recorded) == scripts
+    assert target.rstrip().endswith("$(BIN)/python docs/_ext/snowid_generated.py")
+
+
+def test_a_recorded_run_keeps_the_output_under_a_line_naming_the_run(tmp_path):
+    script = tmp_path / "bench_example.py"
+    script.write_text("print('what  figure')\nprint('one   1.5x')\n")
+    env = {**os.environ, "SNOWID_BENCH_RESULTS": str(tmp_path / "results")}
+    out = run_script("-m", "benchmarks.record", str(script), "--fast", env=env)
+    assert out == "what  figure\none   1.5x\n"
+    first, *rest = (tmp_path / "results" / "bench_example.txt").read_text().splitlines()
+    assert re.fullmatch(
+        r"# bench_example\.py --fast: run of \d{4}-\d\d-\d\d \d\d:\d\d UTC, commit \w+.*, "
+        r"CPython [\d.]+, Django [\d.]+\w*, \d+ CPUs, load average [\d.]+ before, [\d.]+ after",
+        first,
+    ), first
+    assert rest == ["what  figure", "one   1.5x"]
