@@ -8,7 +8,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Final, NamedTuple
 
-__all__ = ["KINDS", "AuditReport", "Finding"]
+from ..inventory import field_label
+
+__all__ = ["KINDS", "AuditReport", "AuditRun", "Finding", "GroupFindings"]
 
 #: Every kind of finding, with what it means (the docs page says what to do).
 KINDS: Final[dict[str, str]] = {
@@ -101,3 +103,23 @@ class AuditRun(NamedTuple):
     tolerance: timedelta
     batch_size: int
     using: str | None
+
+
+class GroupFindings:
+    """The findings of fields read as one sorted run, each added to ``report`` under its
+    field's label (``labels``, by the ``id()`` of the field)."""
+
+    def __init__(self, report: AuditReport, members: list[Any]) -> None:
+        self.report = report
+        self.labels = {id(each): field_label(each) for each in members}
+
+    def add(self, kind: str, each: Any, pk: Any, value: int, detail: str, other: str = "") -> None:
+        self.report.add(Finding(kind, self.labels[id(each)], str(pk), str(value), detail, other))
+
+    def row(self, each: Any, pk: Any) -> str:
+        return f"{self.labels[id(each)]} pk={pk}"
+
+    def count_rows(self, counts: dict[int, int]) -> None:
+        """``counts[id(field)]`` rows of each field were read."""
+        for key, label in self.labels.items():
+            self.report.count_rows(label, counts[key])
