@@ -10,7 +10,7 @@ from typing import Any, Final, NamedTuple
 
 from ..inventory import field_label
 
-__all__ = ["KINDS", "AuditReport", "AuditRun", "Finding", "GroupFindings"]
+__all__ = ["KINDS", "AuditReport", "AuditRun", "Finding", "GroupAudit"]
 
 #: Every kind of finding, with what it means (the docs page says what to do).
 KINDS: Final[dict[str, str]] = {
@@ -105,13 +105,19 @@ class AuditRun(NamedTuple):
     using: str | None
 
 
-class GroupFindings:
-    """The findings of fields read as one sorted run, each added to ``report`` under its
-    field's label (``labels``, by the ``id()`` of the field)."""
+class GroupAudit:
+    """The audit of fields read as one sorted run: their rows counted a batch at a time
+    (:meth:`read`), findings added to ``report`` under each field's label."""
 
     def __init__(self, report: AuditReport, members: list[Any]) -> None:
         self.report = report
         self.labels = {id(each): field_label(each) for each in members}
+        self.rows = dict.fromkeys(self.labels, 0)
+
+    def read(self, field: Any, batch: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+        """The rows of ``batch`` to check."""
+        self.rows[id(field)] += len(batch)
+        return batch
 
     def add(self, kind: str, each: Any, pk: Any, value: int, detail: str, other: str = "") -> None:
         self.report.add(Finding(kind, self.labels[id(each)], str(pk), str(value), detail, other))
@@ -119,7 +125,6 @@ class GroupFindings:
     def row(self, each: Any, pk: Any) -> str:
         return f"{self.labels[id(each)]} pk={pk}"
 
-    def count_rows(self, counts: dict[int, int]) -> None:
-        """``counts[id(field)]`` rows of each field were read."""
+    def count_rows(self) -> None:
         for key, label in self.labels.items():
-            self.report.count_rows(label, counts[key])
+            self.report.count_rows(label, self.rows[key])

@@ -11,7 +11,7 @@ from django.db import models
 from ..core.check_digits import CHECK_DIGITS
 from ..core.order_format import OrderNumberFormat
 from ..exceptions import InvalidId
-from .findings import AuditRun, GroupFindings
+from .findings import AuditRun, GroupAudit
 from .scan import merged_values
 
 __all__ = ["audit_orders"]
@@ -34,7 +34,7 @@ def audit_orders(fields: Iterable[models.Field], run: AuditRun) -> None:
 
 
 def _audit_stream(stream: str, fmt: OrderNumberFormat, members: list[Any], run: AuditRun) -> None:
-    found = _StreamFindings(stream, fmt, members, run)
+    audit = _StreamAudit(stream, fmt, members, run)
     seq_factor = fmt.shard_count  # a number is (stem, sequence, shard) in this base
     stem_factor = (fmt.max_sequence + 1) * seq_factor
     max_sequence = fmt.max_sequence
@@ -42,37 +42,36 @@ def _audit_stream(stream: str, fmt: OrderNumberFormat, members: list[Any], run: 
     latest_second = fmt.local_second(run.now + run.tolerance)
     # Numbers come sorted: a stem is read (and its date checked) once per run of it.
     last_stem, last_second, last_error = -1, 0, ""
-    counts = dict.fromkeys(found.labels, 0)
     previous: tuple[int, Any, Any] | None = None  # (position, field, pk)
-    for value, each, pk in merged_values(members, batch_size=run.batch_size, using=run.using):
-        counts[id(each)] += 1
+    rows = merged_values(members, batch_size=run.batch_size, using=run.using, read=audit.read)
+    for value, each, pk in rows:
         if not 0 < value <= MAX_INT64:
-            found.outside(each, pk, value, f"outside 1..{MAX_INT64}")
+            audit.outside(each, pk, value, f"outside 1..{MAX_INT64}")
             continue
         body = value
         if check_digit is not None:
             body, digit = divmod(value, 10)
             if check_digit(body) != digit:
-                found.outside(each, pk, value, "its check digit fails")
+                audit.outside(each, pk, value, "its check digit fails")
                 continue
         stem, rest = divmod(body, stem_factor)
         sequence = rest // seq_factor
         if stem != last_stem:
             last_stem, (last_second, last_error) = stem, _second_of_stem(fmt, stem)
         if last_error:
-            found.outside(each, pk, value, last_error)
+            audit.outside(each, pk, value, last_error)
             continue
         if not 1 <= sequence <= max_sequence:
-            found.outside(each, pk, value, f"sequence {sequence} outside 1..{max_sequence}")
+            audit.outside(each, pk, value, f"sequence {sequence} outside 1..{max_sequence}")
             continue
         if last_second > latest_second:
-            found.from_future(each, pk, value, stem)
+            audit.from_future(each, pk, value, stem)
         position = body // seq_factor
         if previous is not None and previous[0] == position:
-            other = found.row(previous[1], previous[2])
-            found.repeated(each, pk, value, other, stem=stem, second=last_second, seq=sequence)
+            other = audit.row(previous[1], previous[2])
+            audit.repeated(each, pk, value, other, stem=stem, second=last_second, seq=sequence)
         previous = (position, each, pk)
-    found.count_rows(counts)
+    audit.count_rows()
 
 
 def _second_of_stem(fmt: OrderNumberFormat, stem: int) -> tuple[int, str]:
@@ -83,8 +82,8 @@ def _second_of_stem(fmt: OrderNumberFormat, stem: int) -> tuple[int, str]:
         return 0, str(exc).split(":")[0]
 
 
-class _StreamFindings(GroupFindings):
-    """The findings of one stream's columns, and why each is one."""
+class _StreamAudit(GroupAudit):
+    """The audit of one stream's columns: its findings, and why each is one."""
 
     def __init__(
         self, stream: str, fmt: OrderNumberFormat, members: list[Any], run: AuditRun

@@ -4,7 +4,9 @@ bits aside). Legacy ids are counted, not checked."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable
+from operator import itemgetter
 from typing import Any
 
 from django.db import models
@@ -13,7 +15,7 @@ from ..adopt.journal import legacy_boundary
 from ..conf import conf
 from ..core.layout import Layout
 from ..workers.sources import LEASE_SOURCES
-from .findings import AuditRun, GroupFindings
+from .findings import AuditRun, GroupAudit
 from .scan import merged_values
 
 __all__ = ["audit_snowflakes"]
@@ -44,38 +46,31 @@ def audit_snowflakes(fields: Iterable[models.Field], run: AuditRun) -> None:
 
 
 def _audit_layout(layout: Layout, members: list[Any], run: AuditRun) -> None:
-    found = _LayoutFindings(layout, members, run)
+    audit = _LayoutAudit(layout, members, run)
     # No shard bits where the rows give none: the generator leaves them at 0.
     unsharded = {id(each) for each in members if each.shard_from is None}
     max_id, latest = layout.max_id, layout.max_id_at(run.now + run.tolerance)
     shard_bits, max_shard = layout.shard_bits, layout.max_shard
     leased_shift, leased_mask, leased_limit = _leased_bits(layout)
-    boundaries = _legacy_boundaries(members, run.using)
-    counts = dict.fromkeys(found.labels, 0)
-    legacy = dict.fromkeys(boundaries, 0)
+    rows = merged_values(members, batch_size=run.batch_size, using=run.using, read=audit.read)
     # The row before, in the run sorted by value: (position, field, pk).
     last_position, last_field, last_pk = -1, None, None
-    for value, each, pk in merged_values(members, batch_size=run.batch_size, using=run.using):
-        key = id(each)
-        counts[key] += 1
-        if 0 <= value < boundaries.get(key, 0):
-            legacy[key] += 1
-            continue
+    for value, each, pk in rows:
         if value < 0 or value > max_id:
-            found.out_of_range(each, pk, value)
+            audit.out_of_range(each, pk, value)
             continue
         if value > latest:
-            found.from_future(each, pk, value)
-        if value & max_shard and key in unsharded:
-            found.shard_set(each, pk, value)
+            audit.from_future(each, pk, value)
+        if value & max_shard and id(each) in unsharded:
+            audit.shard_set(each, pk, value)
         if leased_limit is not None and (value >> leased_shift) & leased_mask >= leased_limit:
-            found.not_leased(each, pk, value, (value >> leased_shift) & leased_mask, leased_limit)
+            audit.not_leased(each, pk, value, (value >> leased_shift) & leased_mask, leased_limit)
         position = value >> shard_bits
         if position == last_position:
-            found.tick_reused(each, pk, value, found.row(last_field, last_pk))
+            audit.tick_reused(each, pk, value, audit.row(last_field, last_pk))
         last_position, last_field, last_pk = position, each, pk
-    found.count_rows(counts)
-    found.note_legacy(legacy, boundaries)
+    audit.count_rows()
+    audit.note_legacy()
 
 
 def _leased_bits(layout: Layout) -> tuple[int, int, int | None]:
@@ -85,22 +80,40 @@ def _leased_bits(layout: Layout) -> tuple[int, int, int | None]:
     return layout.node_shift, (1 << bits) - 1, _leased_limit(layout)
 
 
-def _legacy_boundaries(members: list[Any], using: str | None) -> dict[int, int]:
-    """Ids below the first Snowflake id of an adopted model's switch are its old ids."""
-    return {
-        id(each): legacy_boundary(each.model, using=using) or 0
-        for each in members
-        if each.primary_key
-    }
-
-
-class _LayoutFindings(GroupFindings):
-    """The findings of one layout's columns, and why each is one."""
+class _LayoutAudit(GroupAudit):
+    """The audit of one layout's columns: the legacy ids it leaves out, its findings and
+    why each is one."""
 
     def __init__(self, layout: Layout, members: list[Any], run: AuditRun) -> None:
         super().__init__(run.report, members)
         self.layout = layout
         self.latest_text = (run.now + run.tolerance).isoformat()
+        # Ids below the first Snowflake id of an adopted model's switch are its old ids.
+        self.boundaries = {
+            id(each): legacy_boundary(each.model, using=run.using) or 0
+            for each in members
+            if each.primary_key
+        }
+        self.legacy = dict.fromkeys(self.boundaries, 0)
+
+    def read(self, field: Any, batch: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+        """The rows of ``batch`` to check: all but the legacy ids (sorted: a slice)."""
+        batch = super().read(field, batch)
+        boundary = self.boundaries.get(id(field), 0)
+        if not boundary or batch[0][0] >= boundary or batch[-1][0] < 0:
+            return batch
+        start = bisect_left(batch, 0, key=itemgetter(0))
+        end = bisect_left(batch, boundary, key=itemgetter(0))
+        self.legacy[id(field)] += end - start
+        return batch[:start] + batch[end:]
+
+    def note_legacy(self) -> None:
+        for key, boundary in self.boundaries.items():
+            if self.legacy[key]:
+                self.report.notes.append(
+                    f"{self.labels[key]}: {self.legacy[key]} legacy ids (below {boundary}, "
+                    "from before Snowflake ids were adopted): not checked."
+                )
 
     def out_of_range(self, each: Any, pk: Any, value: int) -> None:
         layout = self.layout
@@ -134,11 +147,3 @@ class _LayoutFindings(GroupFindings):
             f"{other}: one worker id used twice in one tick"
         )
         self.add("worker_tick_reused", each, pk, value, why, other=other)
-
-    def note_legacy(self, legacy: dict[int, int], boundaries: dict[int, int]) -> None:
-        for key, boundary in boundaries.items():
-            if legacy[key]:
-                self.report.notes.append(
-                    f"{self.labels[key]}: {legacy[key]} legacy ids (below {boundary}, "
-                    "from before Snowflake ids were adopted): not checked."
-                )
