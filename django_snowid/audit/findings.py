@@ -106,8 +106,7 @@ class AuditRun(NamedTuple):
 
 
 class GroupAudit:
-    """The audit of fields read as one sorted run: their rows counted a batch at a time
-    (:meth:`read`), findings added to ``report`` under each field's label."""
+    """Fields read as one sorted run: rows counted by batch, findings under each label."""
 
     def __init__(self, report: AuditReport, members: list[Any]) -> None:
         self.report = report
@@ -115,7 +114,6 @@ class GroupAudit:
         self.rows = dict.fromkeys(self.labels, 0)
 
     def read(self, field: Any, batch: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
-        """The rows of ``batch`` to check."""
         self.rows[id(field)] += len(batch)
         return batch
 

@@ -23,8 +23,7 @@ _value, _pk = itemgetter(0), itemgetter(1)
 def column_batches(
     field: models.Field, *, batch_size: int, using: str | None = None
 ) -> Iterator[Batch]:
-    """(value, pk) of every row whose ``field`` is set, in the column's order, a batch at
-    a time."""
+    """What :func:`column_values` reads, a batch at a time."""
     model = field.model
     alias = using or router.db_for_read(model)
     column = field.attname
@@ -70,8 +69,7 @@ def merged_values(
     using: str | None = None,
     read: Callable[[models.Field, Batch], Batch] | None = None,
 ) -> Iterator[Row]:
-    """(value, field, pk) of the rows of every field, as one run sorted by value; each
-    batch read passes through ``read(field, batch)``, which returns the rows to keep."""
+    """(value, field, pk) of every field's rows in one run by value; ``read`` filters batches."""
     runs = [_tagged(each, batch_size, using, read) for each in fields]
     if len(runs) == 1:
         return runs[0]

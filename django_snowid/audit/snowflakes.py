@@ -74,15 +74,13 @@ def _audit_layout(layout: Layout, members: list[Any], run: AuditRun) -> None:
 
 
 def _leased_bits(layout: Layout) -> tuple[int, int, int | None]:
-    """(shift, mask, limit) of the leased node part: its values from the limit on are
-    never leased (limit ``None``: every value is)."""
+    """(shift, mask, limit) of the leased node part; ``None``: no limit on its values."""
     bits = layout.node_parts[-1].bits if layout.node_parts else 0
     return layout.node_shift, (1 << bits) - 1, _leased_limit(layout)
 
 
 class _LayoutAudit(GroupAudit):
-    """The audit of one layout's columns: the legacy ids it leaves out, its findings and
-    why each is one."""
+    """One layout's audit: the legacy ids it leaves out, its findings and why each is one."""
 
     def __init__(self, layout: Layout, members: list[Any], run: AuditRun) -> None:
         super().__init__(run.report, members)

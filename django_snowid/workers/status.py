@@ -95,7 +95,7 @@ def _lease_problem(
     where = f"worker id {lease.worker} of pool {lease.pool.name!r} ({lease.store.name!r} store)"
     if lease.lost or lease.released:
         if any(o is not lease and o.pool.name == lease.pool.name for o in held):
-            return None  # replaced by a newer lease of its pool
+            return None
         cause = lease.taken_by_another or "was not renewed within its time-to-live"
         return (
             True,

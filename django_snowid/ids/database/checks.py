@@ -132,7 +132,6 @@ def check_database_nodes(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
 
 
 def _too_many_databases(fields: list[models.Field], nodes: int) -> list[CheckMessage]:
-    """E605: more PostgreSQL databases hold these fields than there are node values."""
     databases = [a for a in postgresql_databases() if any(a in _aliases_of(f) for f in fields)]
     if len(databases) <= nodes:
         return []

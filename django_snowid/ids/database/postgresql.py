@@ -106,7 +106,6 @@ def _draw(g: Geometry, seq: str) -> str:
 
 
 def _return_if_current(g: Geometry, node: int, tolerance_ticks: int) -> str:
-    """An id of ``node`` in the clock's tick (or ahead within the tolerance) is returned."""
     return f"""\
             IF node_field = {node} AND tick >= now_tick AND tick - now_tick <= {tolerance_ticks}
             THEN
@@ -176,8 +175,7 @@ def _refuse_outside_time_bits(g: Geometry) -> str:
 
 
 def _move_to_clock(g: Geometry, seq: str, node: int) -> str:
-    """Move the sequence to ``node`` in the clock's tick, at a random spread (none right
-    after a used-up tick)."""
+    """Move the sequence to ``node`` in the clock's tick, at a random spread."""
     node_bits = f"{node} << {g.node_shift}"
     return f"""\
             spread := CASE WHEN used_up AND now_tick = last_tick + 1 THEN 0
