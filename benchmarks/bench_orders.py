@@ -159,6 +159,8 @@ def database_part(
     figure's value in every round."""
     from django.db import connection
 
+    # A database of this run's own: other benchmarks may be using "test_snowid_bench".
+    connection.settings_dict["NAME"] = f"snowid_bench_orders_{os.getpid()}"
     old = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     try:
         from django.test import override_settings
