@@ -96,14 +96,7 @@ def check_public_ids(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
                 "django_snowid.E402",
             )
         ]
-    if not isinstance(alphabet, str) or isinstance(min_length, bool):
-        problem = "the alphabet must be a string and the minimum length an integer"
-    else:
-        try:
-            Sqids(alphabet=alphabet, min_length=min_length)
-            problem = ""
-        except (TypeError, ValueError) as exc:
-            problem = str(exc)
+    problem = _sqids_refusal(Sqids, alphabet, min_length)
     if problem:
         return [
             error(
@@ -122,6 +115,17 @@ def check_public_ids(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
             )
         ]
     return []
+
+
+def _sqids_refusal(sqids: Any, alphabet: object, min_length: object) -> str:
+    """Why sqids refuses ``alphabet`` and ``min_length`` (``""``: it takes them)."""
+    if not isinstance(alphabet, str) or isinstance(min_length, bool):
+        return "the alphabet must be a string and the minimum length an integer"
+    try:
+        sqids(alphabet=alphabet, min_length=min_length)
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    return ""
 
 
 def check_app_default_auto_field(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:

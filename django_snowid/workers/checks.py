@@ -66,6 +66,22 @@ def check_worker_env(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
 
 def check_worker_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """Type and range of every worker-id setting, and what the chosen source needs."""
+    messages = [*_lease_setting_errors(), *_source_setting_errors(), *store_checks(LEASES)]
+    if LEASES.in_use() and get_lease_store().needs.one_host and not _hosts_told_apart():
+        messages.append(
+            warning(
+                "SNOWID_WORKER_ID_SOURCE is 'slot': lock files are unique on one host only, "
+                "and nothing tells hosts apart (SNOWID_WORKER_ID fixes no node part before the "
+                "leased one), so every host, container or PrivateTmp unit starts at worker 0. "
+                "With several hosts use 'database' or 'redis'; on one host, silence this check.",
+                "django_snowid.W010",
+            )
+        )
+    return messages
+
+
+def _lease_setting_errors() -> list[CheckMessage]:
+    """E010-E012: the lease's time-to-live, pool size and wait on resuming."""
     messages: list[CheckMessage] = []
     ttl = conf.WORKER_LEASE_TTL_S
     if not is_number(ttl, above=0):
@@ -92,6 +108,12 @@ def check_worker_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckM
                 "django_snowid.E012",
             )
         )
+    return messages
+
+
+def _source_setting_errors() -> list[CheckMessage]:
+    """E013-E015: the lock files' directory, the variable's name and the worker id."""
+    messages: list[CheckMessage] = []
     directory = SnowidSettings.WORKER_SLOT_DIR.given()
     if directory is not None and not (isinstance(directory, str | os.PathLike) and str(directory)):
         messages.append(
@@ -115,17 +137,6 @@ def check_worker_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckM
                 f"SNOWID_WORKER_ID is {worker!r}; expected an integer >= 0 or a dict of "
                 "node part names to integers >= 0.",
                 "django_snowid.E015",
-            )
-        )
-    messages += store_checks(LEASES)
-    if LEASES.in_use() and get_lease_store().needs.one_host and not _hosts_told_apart():
-        messages.append(
-            warning(
-                "SNOWID_WORKER_ID_SOURCE is 'slot': lock files are unique on one host only, "
-                "and nothing tells hosts apart (SNOWID_WORKER_ID fixes no node part before the "
-                "leased one), so every host, container or PrivateTmp unit starts at worker 0. "
-                "With several hosts use 'database' or 'redis'; on one host, silence this check.",
-                "django_snowid.W010",
             )
         )
     return messages

@@ -124,6 +124,32 @@ def test_database_ids_are_compared_with_identity_and_the_floor():
 
 @pytest.mark.slow
 @pytest.mark.redis
+@pytest.mark.django_db  # needs the PostgreSQL server (skipped where it is missing)
+def test_bulk_create_is_compared_with_its_floor():
+    """Order numbers' bulk_create() against the same rows without the field and with a
+    UNIQUE bigint column set in Python, each round's ratio read."""
+    from django.conf import settings
+
+    if not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        pytest.skip("measures PostgreSQL (SNOWID_TEST_DB=postgresql)")
+    out = run_script(
+        "benchmarks/bench_orders.py",
+        *("--seconds", "0.05", "--repeat", "1", "--creates", "100", "--bulk-rounds", "2"),
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "benchmarks.settings"},
+    )
+    rows = re.findall(r"^bulk_create\(\), (.+?)\s+([\d,]+)\s+[\d.]+x", out, re.M)
+    assert [what for what, _ in rows] == [
+        "no order number",
+        "UNIQUE bigint set in Python",
+        "OrderNumberQuerySet (Redis)",
+    ], out
+    assert all(int(rate.replace(",", "")) > 0 for _, rate in rows), out
+    floor = r"bulk_create\(\) of 100 <= 1.05x the UNIQUE column set\s+[\d.]+x \([\d.]+-[\d.]+\)"
+    assert re.search(floor, out), out
+
+
+@pytest.mark.slow
+@pytest.mark.redis
 def test_metrics_on_and_off_are_compared():
     out = run_script(
         "benchmarks/bench_metrics.py",
