@@ -13,8 +13,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..exceptions import CheckDigitMismatch, InvalidId, LayoutError
 from .check_digits import CHECK_DIGITS
-from .conceal import KeySchedule, SequenceCipher
+from .conceal import SequenceCipher
 from .digits import parse_digits
+from .format_tweak import TWEAK_VERSION, tweak
+from .key_schedule import KeySchedule
 from .layout import iso_utc
 
 __all__ = ["DecodedOrderNumber", "OrderNumberFormat", "zone_has_dst"]
@@ -88,6 +90,24 @@ class OrderNumberFormat:
     keys: KeySchedule | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        self._check_choices()
+        self._check_widths()
+        try:
+            ZoneInfo(self.zone)
+        except (ZoneInfoNotFoundError, ValueError, TypeError):
+            raise LayoutError(f"Unknown time zone {self.zone!r}.") from None
+        if self.packing == "binary":
+            self._check_binary_fits()
+        else:
+            self._check_decimal_fits()
+
+    def __copy__(self) -> OrderNumberFormat:
+        return self  # immutable (DRF deep-copies a serializer field's arguments)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> OrderNumberFormat:
+        return self
+
+    def _check_choices(self) -> None:
         if self.packing not in ("binary", "decimal"):
             raise LayoutError(f"packing must be 'binary' or 'decimal', not {self.packing!r}.")
         if not isinstance(self.conceal, bool):
@@ -96,51 +116,52 @@ class OrderNumberFormat:
             raise LayoutError(
                 "A concealed sequence needs a key: set SNOWID_ORDER_KEY (at least 32 characters)."
             )
-        if self.check_digit is not None:
-            if self.check_digit not in CHECK_DIGITS:
-                raise LayoutError(
-                    f"check_digit must be one of {sorted(CHECK_DIGITS)} or None, not "
-                    f"{self.check_digit!r}."
-                )
-            if self.packing != "decimal":
-                raise LayoutError(
-                    "A check digit is appended to decimal numbers: use packing='decimal'."
-                )
+        if self.check_digit is None:
+            return
+        if self.check_digit not in CHECK_DIGITS:
+            raise LayoutError(
+                f"check_digit must be one of {sorted(CHECK_DIGITS)} or None, not "
+                f"{self.check_digit!r}."
+            )
+        if self.packing != "decimal":
+            raise LayoutError(
+                "A check digit is appended to decimal numbers: use packing='decimal'."
+            )
+
+    def _check_widths(self) -> None:
         for name in ("sequence_bits", "shard_bits", "sequence_digits", "shard_digits"):
             value = getattr(self, name)
             lowest = 1 if name.startswith("sequence") else 0
             if not isinstance(value, int) or isinstance(value, bool) or value < lowest:
                 raise LayoutError(f"{name} must be an integer >= {lowest}, not {value!r}.")
-        try:
-            ZoneInfo(self.zone)
-        except (ZoneInfoNotFoundError, ValueError, TypeError):
-            raise LayoutError(f"Unknown time zone {self.zone!r}.") from None
-        if self.packing == "binary":
-            bits = STEM_BITS + self.sequence_bits + self.shard_bits
-            if bits > 63:
-                raise LayoutError(
-                    f"A binary order number needs {STEM_BITS} stem bits + {self.sequence_bits} "
-                    f"sequence bits + {self.shard_bits} shard bits = {bits} bits; at most 63 fit."
-                )
-        else:
-            check = 1 if self.check_digit else 0
-            digits = STEM_DIGITS + self.sequence_digits + self.shard_digits + check
-            if digits > 19:
-                plus = " + 1 check digit" if check else ""
-                raise LayoutError(
-                    f"A decimal order number of {STEM_DIGITS} + {self.sequence_digits} + "
-                    f"{self.shard_digits}{plus} = {digits} digits does not fit 19 digits."
-                )
-            last_stem = (MUST_FIT_UNTIL_YEAR % 100) * 10**10 + 1231235959
-            largest = self._pack(last_stem, self.max_sequence, self.shard_count - 1)
-            largest = largest * 10 + 9 if check else largest
-            if largest > MAX_INT64:
-                with_check = " and a check digit" if check else ""
-                raise LayoutError(
-                    f"A decimal order number with {self.sequence_digits} sequence digits, "
-                    f"{self.shard_digits} shard digits{with_check} overflows a signed 64-bit "
-                    f"integer before the end of {MUST_FIT_UNTIL_YEAR} ({largest} > {MAX_INT64})."
-                )
+
+    def _check_binary_fits(self) -> None:
+        bits = STEM_BITS + self.sequence_bits + self.shard_bits
+        if bits > 63:
+            raise LayoutError(
+                f"A binary order number needs {STEM_BITS} stem bits + {self.sequence_bits} "
+                f"sequence bits + {self.shard_bits} shard bits = {bits} bits; at most 63 fit."
+            )
+
+    def _check_decimal_fits(self) -> None:
+        check = 1 if self.check_digit else 0
+        digits = STEM_DIGITS + self.sequence_digits + self.shard_digits + check
+        if digits > 19:
+            plus = " + 1 check digit" if check else ""
+            raise LayoutError(
+                f"A decimal order number of {STEM_DIGITS} + {self.sequence_digits} + "
+                f"{self.shard_digits}{plus} = {digits} digits does not fit 19 digits."
+            )
+        last_stem = (MUST_FIT_UNTIL_YEAR % 100) * 10**10 + 1231235959
+        largest = self._pack(last_stem, self.max_sequence, self.shard_count - 1)
+        largest = largest * 10 + 9 if check else largest
+        if largest > MAX_INT64:
+            with_check = " and a check digit" if check else ""
+            raise LayoutError(
+                f"A decimal order number with {self.sequence_digits} sequence digits, "
+                f"{self.shard_digits} shard digits{with_check} overflows a signed 64-bit "
+                f"integer before the end of {MUST_FIT_UNTIL_YEAR} ({largest} > {MAX_INT64})."
+            )
 
     @cached_property  # on the hot path of every number; the format never changes
     def max_sequence(self) -> int:
@@ -190,8 +211,21 @@ class OrderNumberFormat:
             self.keys,
             radix=2 if binary else 10,
             width=self.sequence_bits if binary else self.sequence_digits,
-            tweak=self.describe().encode(),
+            tweak=self.tweak(),
             unix_of=self._unix_of_local_second,
+        )
+
+    def tweak(self, version: int = TWEAK_VERSION) -> bytes:
+        """What keys this format's cipher besides the key (``format_tweak``, ``version``)."""
+        return tweak(
+            packing=self.packing,
+            sequence_bits=self.sequence_bits,
+            shard_bits=self.shard_bits,
+            sequence_digits=self.sequence_digits,
+            shard_digits=self.shard_digits,
+            zone=self.zone,
+            check_digit=self.check_digit,
+            version=version,
         )
 
     def _unix_of_local_second(self, local_second: int) -> int:
