@@ -69,6 +69,11 @@ class OrderClockBehind(OrderNumberError):
     """The clock is behind the stream's last issued number by more than the allowed bound."""
 
 
+class OrderKeyConflict(OrderNumberError):
+    """The stream conceals the current second with another key than this process's
+    ``SNOWID_ORDER_KEY`` schedule: nothing was issued (the message names the fix)."""
+
+
 class InvalidShardValue(OrderNumberError, ValueError):
     """The attribute named by ``shard_from`` is missing, None, negative or not an integer."""
 

@@ -18,6 +18,7 @@ from .digits import parse_digits
 from .format_tweak import TWEAK_VERSION, tweak
 from .key_schedule import KeySchedule
 from .layout import iso_utc
+from .order_keys import KeyWindow, key_window
 
 __all__ = ["DecodedOrderNumber", "OrderNumberFormat", "zone_has_dst"]
 
@@ -227,6 +228,13 @@ class OrderNumberFormat:
             check_digit=self.check_digit,
             version=version,
         )
+
+    def key_window(self, local_second: int) -> KeyWindow | None:
+        """The key that conceals ``local_second``, over the seconds it does; ``None``
+        for a format that conceals nothing."""
+        if self.cipher is None or self.keys is None:
+            return None
+        return key_window(self.keys, local_second, self._unix_of_local_second)
 
     def _unix_of_local_second(self, local_second: int) -> int:
         if self.zone == "UTC":
