@@ -36,8 +36,12 @@ __all__ = [
     "warning",
 ]
 
-#: A check function and its tag.
-Check = tuple[Callable[..., list[CheckMessage]], str]
+#: A check function and its tag; a third item ``"deploy"``: with ``check --deploy`` only
+#: (a check that reaches a server).
+Check = (
+    tuple[Callable[..., list[CheckMessage]], str]
+    | tuple[Callable[..., list[CheckMessage]], str, str]
+)
 F = TypeVar("F", bound=Callable[..., list[CheckMessage]])
 
 
@@ -147,6 +151,20 @@ CHECK_IDS: dict[str, str] = {
     "sequences, or is no key of at least 32 characters, or no list of ``(valid_from, key)`` "
     "pairs with increasing ``valid_from`` (the message never shows a key).",
     "django_snowid.E219": "``SNOWID_ORDER_BLOCK_MAX`` is not an integer from 1 to 1000000.",
+    "django_snowid.E230": "A concealed stream's store records another key for the current "
+    "second than this process's ``SNOWID_ORDER_KEY`` schedule, and this process would be "
+    "refused (``OrderKeyConflict``): processes with another schedule issue into the stream, "
+    "or a new key's ``valid_from`` is not after the numbers already issued. The message "
+    "names both keys (by key id, never the key) and the fix; see :ref:`key-rotation`. A "
+    "deploy check (``check --deploy``: it reads the store).",
+    "django_snowid.W230": "A key of ``SNOWID_ORDER_KEY`` becomes valid less than an hour "
+    "after this process starts: every process must run with its entry before its "
+    "``valid_from``, or some are refused. Give it a ``valid_from`` after the end of the "
+    "deploy (see :ref:`key-rotation`).",
+    "django_snowid.W231": "A concealed stream's store records a key that other processes "
+    "announced to take over at a second this process's ``SNOWID_ORDER_KEY`` schedule does "
+    "not: from that second on this process is refused. Deploy their schedule here too (see "
+    ":ref:`key-rotation`). A deploy check.",
     "django_snowid.E220": "Order numbers keep their streams in the database "
     '(``SNOWID_ORDER_BACKEND = "database"``) but its table is missing: the code runs before '
     "``manage.py migrate``, or the table was dropped. No order number is issued until it "
@@ -293,8 +311,8 @@ CHECKS: tuple[Check, ...] = ((check_redis_client, Tags.compatibility),)
 
 def register(checks: Iterable[Check]) -> None:
     """Register ``checks`` (a feature's ``CHECKS``) with Django; called by ``ready()``."""
-    for check, tag in checks:
-        register_check(check, tag)
+    for check, tag, *deploy in checks:
+        register_check(check, tag, deploy=deploy == ["deploy"])
 
 
 def configured_layouts() -> tuple[list[Layout], list[CheckMessage]]:
