@@ -16,9 +16,9 @@ from django.core.checks import register as register_check
 
 from .conf import conf
 from .core.layout import Layout, parse_epoch
-from .exceptions import LayoutError, RedisClientError
+from .exceptions import LayoutError, RedisClientError, RedisUnavailable
 from .settings_layouts import build_layout, layout_names
-from .stores.redis_client import factory
+from .stores.redis_client import describe, factory
 
 __all__ = [
     "CHECKS",
@@ -227,6 +227,12 @@ CHECK_IDS: dict[str, str] = {
     "django_snowid.E500": "``SNOWID_REDIS_CLIENT_FACTORY`` is not a dotted path, or cannot be "
     "imported.",
     "django_snowid.E501": "``SNOWID_REDIS_CLIENT_FACTORY`` names something that is not callable.",
+    "django_snowid.E510": "The Redis server our settings use (order numbers, sequences or "
+    "worker-id leases) does not say which server it is: ``INFO`` is refused over the "
+    "connection and inside scripts too (a proxy, a managed service that renames it). A "
+    "failover or a restart could not be told from the same server, so nothing is issued "
+    "through it. Allow ``INFO`` inside scripts, or reach Redis without the proxy (see "
+    ":ref:`redis-proxies`). A deploy check (``check --deploy``: it connects).",
     # --------------------------------------------------------- database ids
     "django_snowid.E600": "``database_ids=True`` needs Django 5.0 or later (the column default "
     "is a ``db_default``).",
@@ -306,7 +312,29 @@ def check_redis_client(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
     return []
 
 
-CHECKS: tuple[Check, ...] = ((check_redis_client, Tags.compatibility),)
+def check_redis_identity(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """E510 (``check --deploy``: it connects): a Redis our settings use that tells no
+    script which server it is. Silent when Redis cannot be reached (the first call says)."""
+    uses = (conf.ORDER_BACKEND, conf.SEQUENCE_BACKEND, conf.WORKER_ID_SOURCE)
+    if "redis" not in uses:
+        return []
+    from .stores.redis_client import get_client
+    from .stores.redis_scripts import IDENTITY_UNKNOWN, server_id
+
+    try:
+        server_id(get_client(), "{snowid:identity-check}")
+    except RedisUnavailable as exc:
+        if IDENTITY_UNKNOWN in str(exc):
+            return [error(f"Redis ({describe()}): {exc}.", "django_snowid.E510")]
+    except Exception:  # unreachable, no client: other checks and the first call say it
+        pass
+    return []
+
+
+CHECKS: tuple[Check, ...] = (
+    (check_redis_client, Tags.compatibility),
+    (check_redis_identity, Tags.compatibility, "deploy"),
+)
 
 
 def register(checks: Iterable[Check]) -> None:

@@ -32,7 +32,7 @@ __all__ = [
 # record (core.order_keys.KeyRecord): kid, knext, kfrom. ARGV: 1 UTC offset, 2 cap,
 # 3 count, 4 first sequence of a new second, 5 max lead, 6 clock s ('': TIME), 7 clock us,
 # 8 key id ('': a format that conceals nothing), 9 window start, 10 window end, 11 next
-# key id; the server's identity (added by the runner).
+# key id; the server's identity (added by the runner: SERVER_ID, see redis_scripts).
 
 # The steps they share (the state checked, the clock read, a hold released, the second
 # moved on or found full): core.order_stream.reserve() up to the grant.
@@ -41,7 +41,7 @@ local state = redis.call('HMGET', KEYS[1], 'sec', 'seq', 'hold', 'rid', 'kid', '
 if not state[1] then return {4} end
 local second, sequence = tonumber(state[1]), tonumber(state[2])
 if not second or not sequence then return {5} end
-if state[4] ~= ARGV[#ARGV] then return {7} end
+if state[4] ~= SERVER_ID then return {7} end
 local last = second
 local t = ARGV[6] ~= '' and {ARGV[6], ARGV[7]} or redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(ARGV[1])
@@ -136,7 +136,7 @@ return {1, second, sequence + 1, granted, (second - now) * 1000 + (1000 - now_ms
 # core.order_stream.resume() on hash KEYS[1], on Redis's clock; a resumed stream is held
 # ("hold") until the clock reaches its second. A state another server wrote loses its key
 # record too (the first reservation after records its key). ARGV: database has a number
-# (0/1), its second, sequence, UTC offset, first sequence, force, dry run, [clock], run_id.
+# (0/1), its second, sequence, UTC offset, first sequence, force, dry run, [clock], SERVER_ID.
 # Returns {had_state, before_second, before_sequence, after_second, after_sequence}; {-1}.
 RECOVER: Final = RedisScript(
     """
@@ -144,7 +144,7 @@ local state = redis.call('HMGET', KEYS[1], 'sec', 'seq', 'rid')
 local bs, bq = tonumber(state[1]), tonumber(state[2])
 local had = bs ~= nil and bq ~= nil
 if state[1] and not had then return {-1} end
-local rid = ARGV[#ARGV]
+local rid = SERVER_ID
 local unverified = had and state[3] ~= rid
 local has_db, ds, dq = ARGV[1] == '1', tonumber(ARGV[2]), tonumber(ARGV[3])
 if had and not unverified and ARGV[6] ~= '1'
