@@ -36,8 +36,7 @@ __all__ = [
     "warning",
 ]
 
-#: A check function and its tag; a third item ``"deploy"``: with ``check --deploy`` only
-#: (a check that reaches a server).
+#: A check function, its tag, and ``"deploy"`` for a check that reaches a server.
 Check = (
     tuple[Callable[..., list[CheckMessage]], str]
     | tuple[Callable[..., list[CheckMessage]], str, str]
@@ -313,8 +312,7 @@ def check_redis_client(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
 
 
 def check_redis_identity(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """E510 (``check --deploy``: it connects): a Redis our settings use that tells no
-    script which server it is. Silent when Redis cannot be reached (the first call says)."""
+    """E510 (``check --deploy``): a Redis our settings use hides its identity."""
     uses = (conf.ORDER_BACKEND, conf.SEQUENCE_BACKEND, conf.WORKER_ID_SOURCE)
     if "redis" not in uses:
         return []
@@ -326,7 +324,7 @@ def check_redis_identity(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
     except RedisUnavailable as exc:
         if IDENTITY_UNKNOWN in str(exc):
             return [error(f"Redis ({describe()}): {exc}.", "django_snowid.E510")]
-    except Exception:  # unreachable, no client: other checks and the first call say it
+    except Exception:  # unreachable: the first call says it
         pass
     return []
 

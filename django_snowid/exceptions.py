@@ -70,8 +70,7 @@ class OrderClockBehind(OrderNumberError):
 
 
 class OrderKeyConflict(OrderNumberError):
-    """The stream conceals the current second with another key than this process's
-    ``SNOWID_ORDER_KEY`` schedule: nothing was issued (the message names the fix)."""
+    """The stream conceals the second with another key than ``SNOWID_ORDER_KEY``'s."""
 
 
 class InvalidShardValue(OrderNumberError, ValueError):

@@ -12,9 +12,7 @@ class OrderStreamState(models.Model):
     name = models.CharField(max_length=200, primary_key=True)
     second = models.BigIntegerField()
     sequence = models.BigIntegerField()
-    # Which key conceals the stream's seconds (core.order_keys.KeyRecord). NULL, not "":
-    # processes of the release before insert rows without these columns during a deploy,
-    # and Django 4.2 gives a column no database default.
+    # core.order_keys.KeyRecord; NULL: rows of the release before (no database default).
     key_id = models.CharField(max_length=16, null=True, blank=True)  # noqa: DJ001
     key_next = models.CharField(max_length=16, null=True, blank=True)  # noqa: DJ001
     key_next_from = models.BigIntegerField(null=True, blank=True)

@@ -1,6 +1,5 @@
 """Concealed sequences: a keyed permutation of the sequences of each second
-(:class:`SequenceCipher`, a Feistel network with per-second round tables). Which key a
-second uses is the :class:`~.key_schedule.KeySchedule`'s; keys are never shown."""
+(:class:`SequenceCipher`, a Feistel network with per-second round tables)."""
 
 from __future__ import annotations
 
@@ -21,18 +20,16 @@ ROUNDS: Final = 8
 TABLE_BUDGET: Final = 3 << 19  # 1.5 MiB
 # Domains this small are shuffled whole, once per second, instead of by rounds.
 _SHUFFLE_BELOW: Final = 64
-# Never more seconds than this, however small their tables.
 _MAX_SECONDS: Final = 256
-_SWAP = sys.byteorder == "big"  # the stream's words are little-endian
+_SWAP = sys.byteorder == "big"
 
 
 class SequenceCipher:
     """A keyed permutation of ``1..radix**width - 1`` for each second.
 
-    ``unix_of(second)`` turns the caller's second (a format's local second) into the Unix
-    second that picks the key; ``tweak`` (the format's fixed encoding) keeps the
-    permutations of formats apart. A second's tables are kept while they fit
-    :data:`TABLE_BUDGET` with the other recent seconds'.
+    ``unix_of(second)`` turns the caller's (local) second into the Unix second that picks
+    the key; ``tweak`` keeps formats apart. Recent seconds' tables are kept, within
+    :data:`TABLE_BUDGET`.
     """
 
     def __init__(
@@ -82,7 +79,6 @@ class SequenceCipher:
         return tables
 
     def _stream(self, second: int, size: int) -> bytes:
-        """``size`` bytes drawn from the key of ``second``, the tweak and the second."""
         keys = self.keys
         material = self._tweak + second.to_bytes(8, "big", signed=True)
         return keys.stream(keys.index_at(self._unix_of(second)), material, size)
@@ -101,7 +97,7 @@ class SequenceCipher:
         words.frombytes(self._stream(second, 4 * sum(self._sizes)))
         if _SWAP:  # pragma: no cover - big-endian machines
             words.byteswap()
-        # Each round's table, and the size its sum is taken modulo (the other half's).
+        # Each round's table, and the modulus of its sums (the other half's size).
         tables = []
         offset = 0
         for size in self._sizes:

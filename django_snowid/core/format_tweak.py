@@ -1,6 +1,5 @@
 """What keys a concealed format's cipher besides the key: a fixed, versioned byte encoding
-of the format. Never its description for people (``describe()``), whose wording may
-change: a changed tweak would re-key every concealed number already stored."""
+of the format, never its description for people (whose wording may change)."""
 
 from __future__ import annotations
 
@@ -8,7 +7,6 @@ from typing import Final
 
 __all__ = ["TWEAK_VERSION", "tweak"]
 
-#: The encoding numbers are concealed with.
 TWEAK_VERSION: Final = 1
 
 
@@ -23,13 +21,8 @@ def tweak(
     check_digit: str | None,
     version: int = TWEAK_VERSION,
 ) -> bytes:
-    """The tweak of a concealed format, in encoding ``version``.
-
-    Version 1 is the UTF-8 text the first releases with concealed numbers keyed them with
-    (their description of a concealed format), frozen here byte for byte: these templates
-    never change, whatever ``describe()`` says. A later version is a new function, chosen
-    by its number; version 1 stays as it is, so that stored numbers keep decoding.
-    """
+    """The tweak of a concealed format in encoding ``version``. Version 1: the UTF-8 text
+    the first releases keyed concealed numbers with, frozen byte for byte (never change)."""
     if version != 1:
         raise ValueError(f"unknown tweak encoding version {version!r}; known: 1")
     if packing == "binary":

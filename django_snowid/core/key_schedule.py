@@ -1,6 +1,5 @@
-"""The keys of concealed numbers: which key a second uses (:class:`KeySchedule`), each key
-kept as a digest that no ``repr()``, error or frame local shows (:class:`Secret`), and a
-key's public fingerprint (its key id)."""
+"""The keys of concealed numbers: which key a second uses (:class:`KeySchedule`), each kept
+as a :class:`Secret` that no ``repr()``, error or frame local shows."""
 
 from __future__ import annotations
 
@@ -23,8 +22,7 @@ _ID_LABEL: Final = b"django-snowid order-number key id\x00"
 
 
 class Secret:
-    """A key's digest: what the cipher is keyed with. Its ``repr()`` shows nothing, so a
-    traceback's frame locals (Django's debug page, an error tracker) never show it."""
+    """A key's digest, what the cipher is keyed with; its ``repr()`` shows nothing."""
 
     __slots__ = ("_value",)
 
@@ -41,8 +39,8 @@ class Secret:
 
 
 def _digest(key: object) -> Secret | str:
-    """The :class:`Secret` of ``key``, or what is wrong with it. Never raises: this frame
-    holds the key, and a traceback would show it."""
+    """The :class:`Secret` of ``key``, or what is wrong with it. Never raises (a traceback
+    would show this frame's key)."""
     try:
         if isinstance(key, str):
             length, raw = len(key), key.encode()
@@ -56,7 +54,7 @@ def _digest(key: object) -> Secret | str:
                 "one: python -c 'import secrets; print(secrets.token_urlsafe(32))')"
             )
         return Secret(hashlib.sha256(_KEY_LABEL + raw).digest())
-    except Exception:  # a string that is no UTF-8 (lone surrogates), a failing subclass
+    except Exception:  # lone surrogates, a failing subclass
         return "not a key that can be encoded as UTF-8"
 
 
@@ -76,8 +74,7 @@ def _start(text: object, where: str) -> int:
 
 
 def _entries(value: object, name: str) -> list[tuple[int, Secret]] | str:
-    """The entries of a schedule setting, or what is wrong with it. Never raises (see
-    :func:`_digest`)."""
+    """The entries of a schedule setting, or what is wrong with it; never raises."""
     try:
         if isinstance(value, str | bytes):
             secret = _digest(value)
@@ -104,7 +101,7 @@ def _entries(value: object, name: str) -> list[tuple[int, Secret]] | str:
 
 
 def _entry(pair: object, where: str) -> tuple[int, Secret]:
-    """One ``(valid_from, key)`` pair, read; :class:`LayoutError` (its caller's to catch)."""
+    """One ``(valid_from, key)`` pair, or :class:`LayoutError` (its caller catches it)."""
     if not isinstance(pair, list | tuple) or len(pair) != 2:
         raise LayoutError(f"{where} is not a (valid_from, key) pair.")
     start = _start(pair[0], f"the valid_from of {where}")
@@ -121,8 +118,7 @@ class KeySchedule:
     characters: every number uses it) or a list of ``(valid_from, key)`` pairs in
     increasing ``valid_from`` (ISO 8601, UTC unless it says otherwise): a number uses the
     last key whose ``valid_from`` is not after its second, the first key the seconds before
-    it. Equal schedules compare equal; neither ``repr()``, errors nor frame locals show a
-    key. Immutable: copies are the schedule itself.
+    it. Equal schedules compare equal; nothing shows a key; a copy is the schedule itself.
     """
 
     __slots__ = ("_fingerprint", "_ids", "_secrets", "starts")
@@ -130,7 +126,6 @@ class KeySchedule:
     def __init__(self, entries: Sequence[tuple[int, Secret]]) -> None:
         if not entries:
             raise LayoutError("A key schedule needs at least one key.")
-        #: Where each key starts (Unix seconds; :data:`FIRST` for the first key).
         self.starts: tuple[int, ...] = tuple(entry[0] for entry in entries)
         self._secrets = tuple(entry[1] for entry in entries)
         self._ids = tuple(
@@ -145,7 +140,7 @@ class KeySchedule:
     def parse(cls, value: object, *, name: str = "the key") -> KeySchedule:
         """The schedule of ``value``: a key, or a list of ``(valid_from, key)`` pairs."""
         entries = _entries(value, name)
-        del value  # from here on, no frame local holds a key
+        del value
         if isinstance(entries, str):
             raise LayoutError(entries)
         return cls(entries)
@@ -155,8 +150,7 @@ class KeySchedule:
         return max(bisect.bisect_right(self.starts, unix_second) - 1, 0)
 
     def key_id(self, index: int) -> str:
-        """The public fingerprint of key ``index`` (16 hex digits): it names a key in a
-        store's record and in messages, and reveals nothing of it."""
+        """The public fingerprint of key ``index`` (16 hex digits)."""
         return self._ids[index]
 
     def stream(self, index: int, material: bytes, size: int) -> bytes:

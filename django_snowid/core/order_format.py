@@ -230,8 +230,7 @@ class OrderNumberFormat:
         )
 
     def key_window(self, local_second: int) -> KeyWindow | None:
-        """The key that conceals ``local_second``, over the seconds it does; ``None``
-        for a format that conceals nothing."""
+        """The key window of ``local_second`` (``None``: a format that conceals nothing)."""
         if self.cipher is None or self.keys is None:
             return None
         return key_window(self.keys, local_second, self._unix_of_local_second)
@@ -330,8 +329,7 @@ class OrderNumberFormat:
         return value
 
     def split(self, number: int) -> tuple[int, int, int]:
-        """(stem, sequence as shown, shard) of ``number`` (its check digit verified and
-        dropped), without validating the stem."""
+        """(stem, sequence as shown, shard) of ``number``, its check digit verified."""
         number = self.check_number(number)
         return self._split_body(number // 10 if self.check_digit else number)
 
@@ -366,9 +364,8 @@ class OrderNumberFormat:
             ) from None
 
     def position_above(self, value: int) -> tuple[int, int] | None:
-        """The position past which every number of this format is larger than ``value``
-        (a number of any format: an old column's largest), or ``None`` when every number
-        is. Raises :class:`InvalidId` when no number of this format is larger."""
+        """The position past which every number of this format is larger than ``value`` (of
+        any format), ``None`` when every one is, :class:`InvalidId` when none is."""
         if value < 1:
             return None
         value = self._check_range(value)
@@ -413,8 +410,7 @@ class OrderNumberFormat:
 
 
 def _floor_wall(stem: int) -> datetime | None:
-    """The latest yyMMddHHmmss date-time whose stem is at most ``stem`` (12 digits), or
-    ``None`` below 2000-01-01 00:00:00."""
+    """The latest yyMMddHHmmss date-time whose stem is at most ``stem`` (None: before 2000)."""
     yy, rest = divmod(stem, 10**10)
     mo, rest = divmod(rest, 10**8)
     dd, rest = divmod(rest, 10**6)

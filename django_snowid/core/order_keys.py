@@ -1,8 +1,6 @@
-"""Which key conceals which second of a stream, agreed by every process that issues into
-it: a process's :class:`KeyWindow` (its key for a span of seconds, and the key after),
-the stream's :class:`KeyRecord` (kept by its store), and :func:`agree`, the rule every
-store applies before it issues (the Redis store runs the same steps in Lua, the database
-store's statement checks that nothing needs deciding)."""
+"""Which key conceals which second of a stream: a process's :class:`KeyWindow`, the
+stream's :class:`KeyRecord` (kept by its store), and :func:`agree`, the rule every store
+applies before it issues (the Redis store in Lua)."""
 
 from __future__ import annotations
 
@@ -22,7 +20,7 @@ __all__ = [
     "key_window",
 ]
 
-#: The end of a window no key follows (a local second no clock reaches; exact in Lua).
+#: The end of a window no key follows (exact in Lua's doubles).
 NEVER: Final = 2**52
 
 
@@ -52,17 +50,15 @@ class KeyRecord:
 
 @dataclass(frozen=True)
 class OutsideWindow:
-    """The second to issue in, ``second``, is outside the process's window: nothing was
-    reserved; ask again with the window of that second."""
+    """``second`` is outside the process's window: nothing was reserved."""
 
     second: int
 
 
 @dataclass(frozen=True)
 class KeyConflict:
-    """The stream conceals ``second`` with another key (``key_id``) than this process's,
-    and its last second (``last_second``) is not before this process's key starts (so
-    the stream cannot switch to it): nothing was reserved."""
+    """The stream conceals ``second`` with ``key_id``, and cannot switch to the process's
+    key (its ``last_second`` is not before that key starts): nothing was reserved."""
 
     second: int
     key_id: str
@@ -72,14 +68,10 @@ class KeyConflict:
 def agree(
     record: KeyRecord, last_second: int, second: int, window: KeyWindow
 ) -> KeyRecord | OutsideWindow | KeyConflict:
-    """The stream's record once numbers of ``second`` are concealed with ``window``'s key,
-    or why they must not be. ``last_second``: the stream's second before this reservation.
-
-    1. ``second`` must be in the window. 2. An announced key whose second has come takes
-    over. 3. The window's key must be the record's; or, when no number of the stream is
-    at or after the window's start, it replaces it (no record yet: it is the first).
-    4. The window's next key is announced (the latest announcement wins: a process whose
-    schedule lacks it is refused from its second on, by step 3).
+    """The record once numbers of ``second`` are concealed with ``window``'s key, or why
+    they must not be (``last_second``: the stream's second before). The window's key
+    must be the record's (after an announced key took over), or start after every number
+    issued; the window's next key is announced (the latest announcement wins).
     """
     if not window.start <= second < window.end:
         return OutsideWindow(second)
@@ -96,8 +88,7 @@ def agree(
 
 
 def key_window(keys: KeySchedule, second: int, unix_of: Callable[[int], int]) -> KeyWindow:
-    """The window of local ``second`` in ``keys``: ``unix_of`` turns a local second into
-    the Unix second that picks its key (the cipher's own)."""
+    """The window of local ``second`` in ``keys`` (``unix_of``: the cipher's mapping)."""
     index = keys.index_at(unix_of(second))
     start = FIRST if index == 0 else _local_start(keys.starts[index], second, unix_of)
     if index + 1 == len(keys):
@@ -107,8 +98,8 @@ def key_window(keys: KeySchedule, second: int, unix_of: Callable[[int], int]) ->
 
 
 def _local_start(unix: int, near: int, unix_of: Callable[[int], int]) -> int:
-    """The first local second whose Unix second is at or after ``unix`` (a key's start);
-    ``near``: a local second close to it in offset (the zone's offset changes by hours)."""
+    """The first local second whose Unix second is at or after ``unix``; ``near``: a local
+    second of about the same zone offset."""
     guess = unix + (near - unix_of(near))
     while unix_of(guess) < unix:
         guess += 1

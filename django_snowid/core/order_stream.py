@@ -113,9 +113,8 @@ def keyed(
     state: tuple[int, int],
     outcome: Block | Outcome,
 ) -> tuple[tuple[int, int], KeyRecord, Block | Outcome]:
-    """A reservation (``state`` and ``outcome`` of :func:`reserve` or :func:`reserve_block`
-    from ``last``) once the keys agree (``order_keys.agree``; ``window`` None: a format
-    that conceals nothing): (state, record, outcome). A refusal keeps ``last``."""
+    """(state, record, outcome) of a reservation from ``last`` once the keys agree
+    (``order_keys.agree``; ``window`` None: plain numbers); a refusal keeps ``last``."""
     if window is None or not isinstance(outcome, Reserved | Block):
         return state, record, outcome
     agreed = agree(record, last[0], outcome.local_second, window)

@@ -59,9 +59,8 @@ class BlockIssuer:
         return None
 
     def reserve(self, offset: int, call: Callable[[int], object]) -> tuple[int, int] | None:
-        """Under the lock: the next position of a block another thread reserved meanwhile,
-        else the first of a new one, ``call(wanted)`` (the store's answer); ``None`` when
-        it answered anything else than a block. ``offset`` as :meth:`wanted` says."""
+        """Under the lock: a position of a block another thread reserved meanwhile, else
+        the first of ``call(wanted)``'s block (``None``: it answered no block)."""
         with self.lock:
             position = self._take()
             if position is not None:

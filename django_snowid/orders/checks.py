@@ -1,6 +1,5 @@
-"""System checks of the order-number settings (``SNOWID_ORDER_*``), and of a concealed
-stream's keys against its store's record (E230, W230, W231); the fields check their own
-format (E201-E204)."""
+"""System checks of the order-number settings (``SNOWID_ORDER_*``) and of concealed
+streams' keys; the fields check their own format (E201-E204)."""
 
 from __future__ import annotations
 
@@ -156,7 +155,6 @@ def _check_key() -> list[CheckMessage]:
     return []
 
 
-#: A key that becomes valid sooner than this after a process starts is W230's.
 KEY_NOTICE_S = 3600
 
 
@@ -185,9 +183,8 @@ def check_key_notice(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
 
 
 def check_key_records(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """E230, W231 (``check --deploy``): what each concealed stream's store records of its
-    keys, against this process's schedule (silent when the store cannot be read: other
-    checks and the first number say why)."""
+    """E230, W231 (``check --deploy``): each concealed stream's key record against this
+    process's schedule (silent when the store cannot be read)."""
     messages: list[CheckMessage] = []
     for stream, fmt in _concealed_streams().items():
         try:
@@ -227,7 +224,7 @@ def _against_record(
 
 
 def _concealed_streams() -> dict[str, OrderNumberFormat]:
-    """The streams whose fields conceal their sequences, and their format."""
+    """The streams whose fields conceal their sequences, with their format."""
     found: dict[str, OrderNumberFormat] = {}
     for field in inventory.order_fields():
         try:
@@ -247,8 +244,7 @@ def check_order_table(
     return store_checks(ORDERS, databases) if databases else []
 
 
-#: The checks of order numbers, with their tags: ``AppConfig.ready()`` registers them
-#: (``deploy``: with ``check --deploy`` only; they read the store).
+#: The checks of order numbers, with their tags: ``AppConfig.ready()`` registers them.
 CHECKS: tuple[Check, ...] = (
     (check_order_numbers, Tags.compatibility),
     (check_order_settings, Tags.compatibility),

@@ -48,8 +48,7 @@ def fields_of_stream(stream: str) -> list[Any]:
 
 
 class _Retries:
-    """What one call may still wait for and redo: a full second's deadline, recoveries
-    of a lost state, renewals of the key window."""
+    """What one call may still wait for and redo."""
 
     __slots__ = ("deadline", "recovered", "renewed")
 
@@ -105,7 +104,6 @@ class StreamIssuer:
             if position is not None:
                 return self._issue_one(position[0], position[1], shard)
             # A store that holds no block now (a transaction): one number, as without blocks.
-        # The common case; anything else goes through next_numbers().
         outcome = self._call(self._store.reserve, self._one or self._args(1))
         if type(outcome) is not Reserved:
             return self.next_numbers([user])[0]
@@ -120,7 +118,7 @@ class StreamIssuer:
         return self._compose(second, sequence, shard)
 
     def _call(self, reserve: Any, args: ReserveArgs) -> Any:
-        """``reserve(stream, args)``: a store's reservation, its unreachability counted."""
+        """``reserve(stream, args)``, its unreachability counted."""
         try:
             return reserve(self.stream, args)
         except OrderNumberUnavailable:
@@ -143,7 +141,7 @@ class StreamIssuer:
 
     def read_metrics(self) -> tuple[int, float]:
         """Numbers issued so far, and the largest fraction of a second's cap used since
-        the last read (which starts the next period)."""
+        the last read."""
         peak, self._peak = self._peak, 0
         return self._issued, peak / self._cap
 
@@ -170,7 +168,6 @@ class StreamIssuer:
         )
 
     def _args_of_one(self) -> ReserveArgs | None:
-        """The arguments of every one-number reservation, where they never change."""
         return None if self._random_start or not self._utc else self._args(1)
 
     def _compose(self, local_second: int, sequence: int, shard: int) -> int:
@@ -180,19 +177,17 @@ class StreamIssuer:
         return number if self._check is None else self._check(number)
 
     def next_numbers(self, users: Sequence[int]) -> list[int]:
-        """Numbers for the given users, increasing, reserved in as few round trips as
-        possible (other processes' numbers may fall between them)."""
+        """Numbers for the given users, increasing, in as few round trips as possible."""
         shards = [user % self._shards for user in users]
         reserved = self._reserve(len(shards))
         if self._blocks is not None and reserved:
-            # Nothing of a block reserved before these numbers may be issued after them.
+            # Nothing of a block reserved before them may be issued after them.
             last = reserved[-1]
             self._blocks.passed((last.local_second, last.first_sequence + last.count - 1))
         return self._numbers(reserved, shards)
 
     def _reserve(self, count: int) -> list[Reserved]:
-        """Reservations of ``count`` numbers in all, increasing; waits, recoveries and
-        refusals as the store's answers say."""
+        """Reservations of ``count`` numbers in all, increasing."""
         reserved: list[Reserved] = []
         retries = _Retries()
         while count:
@@ -207,7 +202,7 @@ class StreamIssuer:
         return reserved
 
     def _numbers(self, reserved: list[Reserved], shards: list[int]) -> list[int]:
-        """The numbers of ``reserved``, one per shard of ``shards``, in order."""
+        """The numbers of ``reserved``, one per shard of ``shards``."""
         numbers: list[int] = []
         plain = self._shown is None and self._check is None
         for outcome in reserved:
@@ -223,8 +218,7 @@ class StreamIssuer:
         return numbers
 
     def _settle(self, outcome: Any, retries: _Retries) -> None:
-        """Wait, recover or renew as a store's answer other than a reservation says, or
-        raise the refusal it means."""
+        """Wait, recover or renew as a store's other answer says, or raise its refusal."""
         if isinstance(outcome, SecondFull):
             self._wait_for_a_second(outcome, retries)
         elif isinstance(outcome, Resuming):
@@ -315,7 +309,7 @@ class StreamIssuer:
         )
 
     def _position_text(self, position: tuple[int, int]) -> str:
-        """A stream's position as people read it: its second in UTC, and its sequence."""
+        """A stream's position as people read it (its second in UTC, its sequence)."""
         when = iso_utc(self.format.time_of_local_second(position[0]), milliseconds=False)
         return f"{when} #{position[1]}"
 

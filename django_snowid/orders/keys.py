@@ -1,6 +1,5 @@
-"""A concealed stream's key in this process: the window its reservations carry
-(``core.order_keys``), renewed when the store answers that its second is outside it, and
-the refusal when the stream conceals that second with another key."""
+"""A concealed stream's key window in this process (``core.order_keys``), and the refusal
+when the stream conceals a second with another key."""
 
 from __future__ import annotations
 
@@ -13,12 +12,11 @@ from ..exceptions import OrderKeyConflict
 
 __all__ = ["StreamKeys"]
 
-#: Where the docs tell the rotation procedure.
 ROTATION_DOCS = "docs: Order numbers, Key rotation"
 
 
 class StreamKeys:
-    """The key window of one stream's reservations in this process (None: plain numbers)."""
+    """The key window of one stream in this process (None: plain numbers)."""
 
     def __init__(self, stream: str, fmt: OrderNumberFormat) -> None:
         self.stream = stream
@@ -27,7 +25,7 @@ class StreamKeys:
         self.window: KeyWindow | None = fmt.key_window(int(now) + fmt.utc_offset_at(now))
 
     def renew(self, second: int) -> None:
-        """The window of ``second`` (the store is to issue in it, outside the window held)."""
+        """The window of ``second``, where the store is to issue."""
         self.window = self.format.key_window(second)
 
     def refusal(self, conflict: KeyConflict) -> OrderKeyConflict:

@@ -65,11 +65,8 @@ def _drop(server: Any) -> None:
         link.connection.disconnect()
 
 
-#: What a script declared with ``server_id=True`` starts with: ``SERVER_ID``, the identity
-#: (``run_id``) of the server it runs on. The runner passes it as the last argument, or
-#: "" when INFO does not answer on the connection (a proxy: Envoy, twemproxy, a renamed
-#: command), or answers for another server: the script then reads it itself, on the
-#: server that holds its keys. An error reply when INFO is refused there too.
+#: What a script declared with ``server_id=True`` starts with: ``SERVER_ID``, the
+#: ``run_id`` of the server it runs on: its last argument, or ("" behind a proxy) read here.
 IDENTITY_LUA: Final = """
 local SERVER_ID = ARGV[#ARGV]
 if SERVER_ID == '' then
@@ -80,22 +77,20 @@ if SERVER_ID == '' then
   end
 end
 """
-# The identity a script reads: compared once per connection with what INFO answers.
 _IDENTITY: Final = "return string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')"
 _NO_IDENTITY: Final = "SNOWID-NO-IDENTITY"
 
 
-def _server_id(link: _Link, key: Any) -> str:
-    """What the link's scripts get as their last argument: the ``run_id`` of the server
-    the connection reaches, or "" when the scripts must read it themselves."""
+def _server_id(link: _Link) -> str:
+    """The last argument of the link's scripts: the server's ``run_id``, or ""."""
     if link.server_id is None:
-        link.server_id = _identify(link, key)
+        link.server_id = _identify(link)
     return link.server_id
 
 
-def _identify(link: _Link, key: Any) -> str:
-    """The ``run_id`` INFO answers over the connection, when a script on ``key`` reads
-    the same; else "" (a proxy: it hides INFO, or answers for itself)."""
+def _identify(link: _Link) -> str:
+    """The ``run_id`` INFO answers over the connection, when a script (of no key: it runs
+    where the connection goes) reads the same; else "" (a proxy)."""
     import redis
 
     connection = link.connection
@@ -104,18 +99,15 @@ def _identify(link: _Link, key: Any) -> str:
         answered = _run_id(connection.read_response())
     except redis.exceptions.ResponseError:
         return ""  # refused: an unknown or renamed command
-    except redis.exceptions.ConnectionError:
-        # A proxy that drops a connection on a command it does not serve (or a real
-        # break: the reconnection says so).
+    except redis.exceptions.ConnectionError:  # dropped by a proxy (or broken: reconnected)
         connection.disconnect()
         connection.connect()
         return ""
-    keys = () if key is None else (1, key)
     try:
-        connection.send_command("EVAL", _IDENTITY, *(keys or (0,)))
+        connection.send_command("EVAL", _IDENTITY, 0)
         seen = connection.read_response()
     except redis.exceptions.ResponseError:
-        return ""  # the script's own reading says what it can
+        return ""
     seen = seen.decode() if isinstance(seen, bytes) else seen
     return answered if answered is not None and answered == seen else ""
 
@@ -128,7 +120,6 @@ def _run_id(info: Any) -> str | None:
     return None
 
 
-#: What every refusal of a server that hides its identity says.
 IDENTITY_UNKNOWN: Final = "it does not say which server it is"
 
 
@@ -174,8 +165,7 @@ def _refresh(client: Any) -> None:
 
 
 class _Call:
-    """One script call on its way: the server it goes to, and what went wrong so far
-    (each kind of trouble has its own bound)."""
+    """One script call on its way: the server it goes to, and its troubles so far."""
 
     __slots__ = (
         "asking",
@@ -202,8 +192,7 @@ class _Call:
         return _link(self.server)
 
     def handle(self, exc: Exception, sha: str) -> bool:
-        """Whether the call is tried again after ``exc`` (False: not ours to handle);
-        raises :class:`RedisUnavailable` when it must not be."""
+        """Whether to try again after ``exc``, or :class:`RedisUnavailable`."""
         from redis import exceptions as e
 
         if isinstance(exc, e.NoScriptError):
@@ -265,8 +254,7 @@ class _Call:
 
 class RedisScript(Generic[R]):
     """A Lua script, called by SHA: ``script(client, keys, args)`` returns its reply, read
-    by ``reply`` when given. ``server_id``: the script starts with :data:`IDENTITY_LUA`
-    (``SERVER_ID``), its last argument added by the runner."""
+    by ``reply`` when given; ``server_id``: it starts with :data:`IDENTITY_LUA`."""
 
     @overload
     def __init__(
@@ -306,7 +294,7 @@ class RedisScript(Generic[R]):
             connection.read_response()
             call.loaded.add(id(call.server))
             call.load = False
-        extra = (_server_id(link, call.key),) if self.server_id else ()
+        extra = (_server_id(link),) if self.server_id else ()
         if call.asking:
             connection.send_command("ASKING")
             connection.read_response()
@@ -315,7 +303,6 @@ class RedisScript(Generic[R]):
         return reply if self.reply is None else self.reply(reply)
 
 
-#: The identity of the server that holds its key, as scripts read it.
 _WHO: Final = RedisScript("return SERVER_ID", server_id=True)
 
 _UNAVAILABLE: tuple[type[BaseException], ...] = ()

@@ -37,8 +37,7 @@ _OWN_TRANSACTION_TRIES: Final = 30
 def _claim_sql(connection: Any, *, continuing: bool, keyed: bool = False) -> str:
     """One UPDATE that runs ``core.order_stream.reserve`` on the row when it grants the whole
     block, returning ``second * (cap + 1) + sequence``; ``continuing``: without the restart;
-    ``keyed``: only where the stream's key record needs no decision (``order_keys.agree``
-    would leave it as it is: the process's key, no announcement to make or to apply)."""
+    ``keyed``: only where ``order_keys.agree`` would leave the key record as it is."""
     qn = connection.ops.quote_name
     table = qn(apps.get_model("django_snowid", "OrderStreamState")._meta.db_table)
     name, second, sequence = qn("name"), qn("second"), qn("sequence")
@@ -273,9 +272,8 @@ class DatabaseOrderStore:
         return self._locked(connection, stream, args, reserve)
 
     def _locked(self, connection: Any, stream: str, args: ReserveArgs, step: Any) -> Any:
-        """``step`` (``core.order_stream.reserve`` or ``reserve_block``) under the row lock,
-        on the clock read again, and ``keyed`` by the stream's key record; the new state
-        (and record) written if it moved."""
+        """``step`` (``core.order_stream.reserve`` or ``reserve_block``), ``keyed``, under
+        the row lock, on the clock read again; the new state (and record) written."""
         sql = built(connection, "order-store", self._sql)
         with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
             if connection.vendor == "sqlite":
@@ -372,7 +370,7 @@ class DatabaseOrderStore:
 
 
 def _record(columns: Any) -> KeyRecord:
-    """The key record of a row's (key_id, key_next, key_next_from); NULL: none."""
+    """The key record of a row's (key_id, key_next, key_next_from)."""
     key_id, next_id, next_from = columns
     return KeyRecord(key_id or "", next_id or "", int(next_from or 0))
 

@@ -33,9 +33,7 @@ __all__ = [
 # 3 count, 4 first sequence of a new second, 5 max lead, 6 clock s ('': TIME), 7 clock us,
 # 8 key id ('': a format that conceals nothing), 9 window start, 10 window end, 11 next
 # key id; the server's identity (added by the runner: SERVER_ID, see redis_scripts).
-
-# The steps they share (the state checked, the clock read, a hold released, the second
-# moved on or found full): core.order_stream.reserve() up to the grant.
+# _RESERVE_STEPS: core.order_stream.reserve() up to the grant, shared by both.
 _RESERVE_STEPS: Final = """
 local state = redis.call('HMGET', KEYS[1], 'sec', 'seq', 'hold', 'rid', 'kid', 'knext', 'kfrom')
 if not state[1] then return {4} end
@@ -89,7 +87,6 @@ if ARGV[8] ~= '' then
 end
 """
 
-# Writes the new state (and the record, when it changed): the last step of both.
 _WRITE: Final = """
 if record then
   redis.call('HSET', KEYS[1], 'sec', second, 'seq', sequence + granted, unpack(record))
@@ -100,8 +97,7 @@ end
 
 # core.order_stream.reserve(). Returns {1, second, first, count}; {2, wait_ms}: full;
 # {3, behind}; {4}: no state; {5}: garbage; {6, wait_ms}: held after a recovery; {7}:
-# another server wrote the state; {8, ...} and {9, ...}: see _KEY_STEPS. Nothing is
-# reserved but for {1}.
+# another server wrote the state; {8, ...}, {9, ...}: see _KEY_STEPS (nothing reserved).
 RESERVE: Final = RedisScript(
     _RESERVE_STEPS
     + """
