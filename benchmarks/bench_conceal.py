@@ -146,6 +146,41 @@ def database_part(creates: int, repeat: int) -> dict[str, float]:
         connection.creation.destroy_test_db(old, verbosity=0)
 
 
+def report(
+    backend: str,
+    db: dict[str, float],
+    costs: list[tuple[str, float]],
+    memory: list[tuple[str, float, float]],
+    seconds: int,
+) -> None:
+    print(f"Concealed order numbers (SNOWID_BENCH_DB={backend}, Redis store)")
+    print(f"{'':<52} {'calls/s':>12} {'time x':>9}")
+    print(f"{'create(), plain OrderNumberField':<52} {db['plain']:>12,.0f} {1.0:>8.3f}x")
+    print(
+        f"{'create(), OrderNumberField(conceal=True)':<52} "
+        f"{db['plain'] / db['create_x']:>12,.0f} {db['create_x']:>8.3f}x"
+    )
+    print(f"{'issuer.next_number(), plain':<52} {db['issuer_plain']:>12,.0f} {1.0:>8.3f}x")
+    print(
+        f"{'issuer.next_number(), concealed':<52} "
+        f"{db['issuer_plain'] / db['issuer_x']:>12,.0f} {db['issuer_x']:>8.3f}x"
+    )
+    print()
+    print(f"{'the cipher alone':<52} {'us each':>12}")
+    for label, us in costs:
+        print(f"{label:<52} {us:>12.2f}")
+    print()
+    print(f"round tables after {seconds} seconds, MiB{'':<17} {'ours':>12} {'as tuples':>9}")
+    for label, ours, as_tuples in memory:
+        print(f"{label:<52} {ours:>12.2f} {as_tuples:>9.1f}")
+    print()
+    verdict = "met" if db["create_x"] <= 1.02 else "NOT met"
+    print(f"target create() time <= 1.02x without concealing: {verdict} ({db['create_x']:.3f}x)")
+    largest = max(ours for _, ours, _ in memory)
+    verdict = "met" if largest <= 2 else "NOT met"
+    print(f"target round tables <= 2 MiB per format and process: {verdict} ({largest:.2f} MiB)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--creates", type=int, default=3000)
@@ -170,32 +205,7 @@ def main() -> int:
         if keys:
             client.delete(*keys)
 
-    print(f"Concealed order numbers (SNOWID_BENCH_DB={settings.BACKEND}, Redis store)")
-    print(f"{'':<52} {'calls/s':>12} {'time x':>9}")
-    print(f"{'create(), plain OrderNumberField':<52} {db['plain']:>12,.0f} {1.0:>8.3f}x")
-    print(
-        f"{'create(), OrderNumberField(conceal=True)':<52} "
-        f"{db['plain'] / db['create_x']:>12,.0f} {db['create_x']:>8.3f}x"
-    )
-    print(f"{'issuer.next_number(), plain':<52} {db['issuer_plain']:>12,.0f} {1.0:>8.3f}x")
-    print(
-        f"{'issuer.next_number(), concealed':<52} "
-        f"{db['issuer_plain'] / db['issuer_x']:>12,.0f} {db['issuer_x']:>8.3f}x"
-    )
-    print()
-    print(f"{'the cipher alone':<52} {'us each':>12}")
-    for label, us in costs:
-        print(f"{label:<52} {us:>12.2f}")
-    print()
-    print(f"round tables after {args.seconds} seconds, MiB{'':<17} {'ours':>12} {'as tuples':>9}")
-    for label, ours, as_tuples in memory:
-        print(f"{label:<52} {ours:>12.2f} {as_tuples:>9.1f}")
-    print()
-    verdict = "met" if db["create_x"] <= 1.02 else "NOT met"
-    print(f"target create() time <= 1.02x without concealing: {verdict} ({db['create_x']:.3f}x)")
-    largest = max(ours for _, ours, _ in memory)
-    verdict = "met" if largest <= 2 else "NOT met"
-    print(f"target round tables <= 2 MiB per format and process: {verdict} ({largest:.2f} MiB)")
+    report(settings.BACKEND, db, costs, memory, args.seconds)
     return 0
 
 

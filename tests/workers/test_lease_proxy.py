@@ -58,6 +58,14 @@ def test_a_failover_behind_a_proxy_hands_no_live_worker_id_to_a_newcomer(
         ids.reset()
     issued = [i for _, batches, _ in reports for _, batch in batches for i in batch]
     assert len(issued) == len(set(issued)), f"{len(issued) - len(set(issued))} ids twice"
+    _no_node_held_twice_at_once(reports)
+    (a,) = [batches for role, batches, _ in reports if role == "A"]
+    assert a[-1][0] > failed_over_at + 3, "the holder from before stopped issuing"
+    assert any(role == "B" and batches for role, batches, _ in reports)
+
+
+def _no_node_held_twice_at_once(reports: list[tuple[str, list, list]]) -> None:
+    """No two processes issued ids of one worker id during the same span of time."""
     spans: dict[int, list[tuple[float, float, str]]] = {}
     for role, batches, _refusals in reports:
         for node, group in itertools.groupby(
@@ -70,6 +78,3 @@ def test_a_failover_behind_a_proxy_hands_no_live_worker_id_to_a_newcomer(
         used.sort()
         for (_, end, first), (start, _, second) in itertools.pairwise(used):
             assert first == second or end < start, f"A and B issued at once on node {node}"
-    (a,) = [batches for role, batches, _ in reports if role == "A"]
-    assert a[-1][0] > failed_over_at + 3, "the holder from before stopped issuing"
-    assert any(role == "B" and batches for role, batches, _ in reports)
