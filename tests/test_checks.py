@@ -95,7 +95,7 @@ def test_every_check_is_registered_by_the_app_config():
     from django_snowid.workers import checks as workers_checks
 
     features = (snowid_checks, ids_checks, orders_checks, workers_checks)
-    ours = {check for feature in features for check, _tag in feature.CHECKS}
+    ours = {check for feature in features for check, *_tag in feature.CHECKS}
     ours |= {sequence_checks.check_sequences}
     assert ours <= set(registry.get_checks(include_deployment_checks=True))
 
