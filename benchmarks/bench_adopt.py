@@ -5,7 +5,10 @@
 Builds, in a database of its own (``--db-name``, dropped at the end), ``--rows`` items with
 a 32-bit ``AutoField`` key, as many children pointing at them by a foreign key, a
 many-to-many table and a generic-relation table of ``--rows / 10`` rows each
-(``benchmarks/adoptbench``), then switches ``Item`` to Snowflake ids twice, on fresh
+(``benchmarks/adoptbench``), and what a DBA adds by hand: a table no model describes
+(``--rows / 10`` rows) pointing at the items ``ON DELETE CASCADE``, a check, a covering
+index and a partial ``DESC`` index on the children's key; then switches ``Item`` to
+Snowflake ids twice, on fresh
 copies of the same data, while a writer process of the old code does ``--rate`` ORM
 writes a second (inserts into the child, many-to-many and generic tables, updates of
 children and items; each statement under ``lock_timeout``, retried when it runs out):
@@ -16,8 +19,10 @@ children and items; each statement under ``lock_timeout``, retried when it runs 
 
 For each it prints the longest time a writer's statement took (lock waits and retries
 included), the total duration, the writer's errors other than lock timeouts, rows lost,
-whether every foreign key is valid and whether every old (pk, fk) pair is unchanged (a
-checksum before and after), and the online switch's figures as ratios of the anchor's.
+whether every foreign key is valid, whether every old (pk, fk) pair is unchanged (a
+checksum before and after) and whether the catalog (every constraint, index and column)
+is the same before and after, integer -> bigint aside, and the online switch's figures as
+ratios of the anchor's.
 It exits 1 when an invariant does not hold.
 """
 
@@ -47,13 +52,42 @@ PAIRS = {
     "adoptbench_child": "id || ':' || item_id",
     "adoptbench_group_items": "id || ':' || group_id || ':' || item_id",
     "adoptbench_event": "id || ':' || object_id",
+    "legacy_audit": "id || ':' || item_id",
 }
 WIDENED = [
     ("adoptbench_item", "id"),
     ("adoptbench_child", "item_id"),
     ("adoptbench_group_items", "item_id"),
     ("adoptbench_event", "object_id"),
+    ("legacy_audit", "item_id"),
 ]
+#: What a DBA added by hand, after the rows.
+DBA = [
+    "CREATE TABLE legacy_audit (id bigserial PRIMARY KEY, item_id integer NOT NULL "
+    "REFERENCES adoptbench_item (id) ON DELETE CASCADE, note text NOT NULL)",
+    "INSERT INTO legacy_audit (item_id, note) "
+    "SELECT 1 + (g::bigint * 13) %% %(rows)s, 'a' FROM generate_series(1, %(small)s) g",
+    "CREATE INDEX legacy_audit_item ON legacy_audit (item_id)",
+    "ALTER TABLE adoptbench_child ADD CONSTRAINT child_item_positive CHECK (item_id > 0)",
+    "CREATE INDEX child_item_label ON adoptbench_child (item_id) INCLUDE (label)",
+    "CREATE INDEX child_recent ON adoptbench_child (item_id DESC) WHERE label <> 'x'",
+]
+#: Every constraint, index and column of the schema (types and identities aside).
+CATALOG = """
+    SELECT 'constraint ' || cl.relname || '.' || c.conname, pg_get_constraintdef(c.oid)
+    FROM pg_constraint c JOIN pg_class cl ON cl.oid = c.conrelid
+    WHERE cl.relnamespace = 'public'::regnamespace AND cl.relname NOT LIKE 'django%%'
+    UNION ALL
+    SELECT 'index ' || cl.relname || '.' || ic.relname, pg_get_indexdef(i.indexrelid)
+    FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_class cl
+    ON cl.oid = i.indrelid
+    WHERE cl.relnamespace = 'public'::regnamespace AND cl.relname NOT LIKE 'django%%'
+    UNION ALL
+    SELECT 'column ' || cl.relname || '.' || a.attname, a.attnotnull::text
+    FROM pg_attribute a JOIN pg_class cl ON cl.oid = a.attrelid
+    WHERE cl.relnamespace = 'public'::regnamespace AND cl.relkind = 'r'
+      AND cl.relname NOT LIKE 'django%%' AND a.attnum > 0 AND NOT a.attisdropped
+"""
 
 
 # ------------------------------------------------------------------ the writer
@@ -227,6 +261,8 @@ def fill(conn: Any, rows: int) -> dict[str, int]:
     ]  # fmt: skip
     for sql, params in statements:
         conn.execute(sql, params)
+    for sql in DBA:
+        conn.execute(sql % {"rows": rows, "small": small})
     for table in PAIRS:
         conn.execute(f"VACUUM ANALYZE {table}")
     return {table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in PAIRS}
@@ -257,6 +293,11 @@ def foreign_keys(conn: Any) -> list[tuple[str, str, str, bool]]:
     )
 
 
+def catalog(conn: Any) -> dict[str, str]:
+    """The schema's constraints, indexes and columns (their NOT NULL)."""
+    return dict(conn.execute(CATALOG).fetchall())
+
+
 def orphans(conn: Any) -> int:
     total = 0
     for table, column in WIDENED[1:]:
@@ -278,6 +319,7 @@ def run(project: Project, mode: str, args: argparse.Namespace) -> dict[str, Any]
         upto = {t: conn.execute(f"SELECT max(id) FROM {t}").fetchone()[0] for t in PAIRS}
         before = checksums(conn, upto)
         keys_before = foreign_keys(conn)
+        catalog_before = catalog(conn)
     command = ["snowid_adopt", "adoptbench.Item", "--execute"]
     command += ["--plain"] if mode == "plain" else ["--keep-sequence"]
     plan = json.loads(project.manage(*command[:2], *command[3:], "--json"))
@@ -324,6 +366,7 @@ def run(project: Project, mode: str, args: argparse.Namespace) -> dict[str, Any]
     with project.connect() as conn:
         after = checksums(conn, upto)
         keys_after = foreign_keys(conn)
+        catalog_kept = catalog(conn) == catalog_before
         lost = 0
         for table, name in (
             ("adoptbench_child", "child"),
@@ -370,6 +413,7 @@ def run(project: Project, mode: str, args: argparse.Namespace) -> dict[str, Any]
         and all(v for *_, v in keys_after)
         and orphan_rows == 0,
         "pairs_kept": before == after,
+        "catalog_kept": catalog_kept,
         "bigint": types == {"bigint"},
         "new_id_above": new_id > upto["adoptbench_item"],
         "phases": phases,
@@ -427,6 +471,7 @@ def main() -> int:
     for what, key in (
         ("foreign keys valid", "keys_valid"),
         ("every old (pk, fk) pair unchanged", "pairs_kept"),
+        ("catalog the same (integer -> bigint aside)", "catalog_kept"),
         ("every column bigint", "bigint"),
         ("a new id above every old id", "new_id_above"),
     ):
@@ -443,6 +488,7 @@ def main() -> int:
             ("rows lost", r["lost"] > 0),
             ("foreign keys", not r["keys_valid"]),
             ("old pairs changed", not r["pairs_kept"]),
+            ("catalog changed", not r["catalog_kept"]),
             ("columns not bigint", not r["bigint"]),
             ("new id not above the old ones", not r["new_id_above"]),
         )

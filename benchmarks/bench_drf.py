@@ -11,36 +11,22 @@ Target: ours within 1.1x of DRF's.
 
 from __future__ import annotations
 
-import argparse
-import gc
 import statistics
 import sys
-import time
 from pathlib import Path
-from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import django
-from django.conf import settings
+from benchmarks.payloads import alternate, arguments, make_objects, setup_django
 
-settings.configure(
-    INSTALLED_APPS=["django_snowid"],
-    DATABASES={},
-    USE_TZ=True,
-    SNOWID_WORKER_ID=1,
-    SNOWID_WORKER_ID_SOURCE="static",
-)
-django.setup()
+setup_django()
 
 from rest_framework import serializers
 
 from django_snowid.core.order_format import OrderNumberFormat
 from django_snowid.drf import OrderNumberSerializerField, SnowflakeIdField
-from django_snowid.ids.issuer import get_generator
 
 TARGET = 1.1
-CHUNK = 500
 
 
 class Ours(serializers.Serializer):
@@ -58,41 +44,17 @@ class Drfs(serializers.Serializer):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--objects", type=int, default=10_000)
-    parser.add_argument("--repeat", type=int, default=7)
-    args = parser.parse_args()
+    args = arguments(__doc__)
 
-    generator = get_generator()
-    first = (250413120000 << 18) | (1 << 4)  # an order number of the default format
-    rows = [
-        SimpleNamespace(
-            id=generator.next_id(),
-            product_id=generator.next_id(),
-            number=first + (i << 4),
-            name=f"item {i}",
-        )
-        for i in range(args.objects)
-    ]
+    rows = make_objects(args.objects)
     # Same output, or the comparison means nothing.
     assert Ours(rows[:3], many=True).data == Drfs(rows[:3], many=True).data
 
-    # The machines are shared and noisy: the two serializers alternate chunk by chunk
-    # (the order rotating), so both see the same drift; a repeat sums its chunks.
-    chunks = [rows[i : i + CHUNK] for i in range(0, len(rows), CHUNK)]
-    times: dict[str, list[float]] = {"ours": [], "drf": []}
-    for _ in range(args.repeat):
-        spent = {"ours": 0.0, "drf": 0.0}
-        gc.collect()
-        for number, chunk in enumerate(chunks):
-            order = [("ours", Ours), ("drf", Drfs)]
-            for name, serializer in order if number % 2 == 0 else reversed(order):
-                began = time.perf_counter()
-                data = serializer(chunk, many=True).data
-                spent[name] += time.perf_counter() - began
-                assert len(data) == len(chunk)
-        for name, seconds in spent.items():
-            times[name].append(seconds)
+    runs = {
+        "ours": lambda chunk: Ours(chunk, many=True).data,
+        "drf": lambda chunk: Drfs(chunk, many=True).data,
+    }
+    times = alternate(runs, rows, args.repeat)
     ours, drf = statistics.median(times["ours"]), statistics.median(times["drf"])
     ratios = sorted(o / d for o, d in zip(times["ours"], times["drf"], strict=True))
     print(

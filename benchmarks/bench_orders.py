@@ -11,7 +11,10 @@ a limit of the format, not of the code. Keys are this run's own and deleted at t
 
 On PostgreSQL, ``create()`` and ``bulk_create()`` of a model with an ``OrderNumberField``
 are timed against the same calls on the same table without it, interleaved in one run:
-the ratios compare across versions of the code where absolute speeds do not.
+the ratios compare across versions of the code where absolute speeds do not. Their floor:
+the same calls on a table whose UNIQUE bigint column is set in Python (the index's cost,
+no number drawn). The ``bulk_create()`` ratios are taken ``--bulk-rounds`` times (default
+7): their median and range show how much of a miss is noise.
 """
 
 from __future__ import annotations
@@ -38,6 +41,10 @@ local n = redis.call('INCR', KEYS[1])
 redis.call('PEXPIRE', KEYS[1], 5000)
 return n
 """
+
+
+def spread_of(values: list[float], digits: int = 2) -> str:
+    return f"{min(values):.{digits}f}-{max(values):.{digits}f}"
 
 
 def setup_django() -> None:
@@ -144,11 +151,16 @@ def multi(kind: str, seconds: float, processes: int = 4) -> float:
 BULK = 100  # rows a bulk_create()
 
 
-def database_part(creates: int, repeat: int, raw: RawEvalsha) -> dict[str, float]:
+def database_part(
+    creates: int, repeat: int, bulk_rounds: int, raw: RawEvalsha
+) -> dict[str, list[float]]:
     """create() and bulk_create() with order numbers, as time ratios to the same calls on
-    the same table without the field, measured in interleaved chunks of one run."""
+    the same table without the field, measured in interleaved chunks of one run: each
+    figure's value in every round."""
     from django.db import connection
 
+    # A database of this run's own: other benchmarks may be using "test_snowid_bench".
+    connection.settings_dict["NAME"] = f"snowid_bench_orders_{os.getpid()}"
     old = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     try:
         from django.test import override_settings
@@ -173,6 +185,11 @@ def database_part(creates: int, repeat: int, raw: RawEvalsha) -> dict[str, float
 
         unique_numbers = itertools.count(1)
 
+        def unique_bulk(i: int) -> None:
+            UniqueColumnOrder.objects.bulk_create(
+                [UniqueColumnOrder(user_id=u, number=next(unique_numbers)) for u in range(BULK)]
+            )
+
         def unique_column(i: int) -> None:
             UniqueColumnOrder.objects.create(user_id=i, number=next(unique_numbers))
 
@@ -191,10 +208,15 @@ def database_part(creates: int, repeat: int, raw: RawEvalsha) -> dict[str, float
             results.setdefault("plain", []).append(creates / plain)  # seconds in all
             results.setdefault("floor_x", []).append(plain / floor)
             results.setdefault("numbered_x", []).append(plain / numbered)
-            bulks = max(creates // BULK, 10)
-            plain_b, numbered_b = interleaved_rates([plain_bulk, numbered_bulk], bulks, chunk=5)
+        bulks = max(creates // BULK, 10)
+        for _ in range(bulk_rounds):
+            plain_b, unique_b, numbered_b = interleaved_rates(
+                [plain_bulk, unique_bulk, numbered_bulk], bulks, chunk=5
+            )
             results.setdefault("bulk_rows", []).append(plain_b * BULK)  # rows/s
             results.setdefault("bulk_x", []).append(plain_b / numbered_b)
+            results.setdefault("bulk_unique_x", []).append(plain_b / unique_b)
+            results.setdefault("bulk_over_unique", []).append(unique_b / numbered_b)
         with override_settings(SNOWID_ORDER_BACKEND="database"):
             issuer = issuer_for("bench-db", OrderNumberFormat())
             for _ in range(repeat):
@@ -204,7 +226,7 @@ def database_part(creates: int, repeat: int, raw: RawEvalsha) -> dict[str, float
                 )
                 results.setdefault("db_store", []).append(ours)
                 results.setdefault("sequences", []).append(theirs)
-        return {k: statistics.median(v) for k, v in results.items()}
+        return results
     finally:
         connection.creation.destroy_test_db(old, verbosity=0)
 
@@ -214,6 +236,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--creates", type=int, default=3000)
+    parser.add_argument("--bulk-rounds", type=int, default=7)
     args = parser.parse_args()
     s, r = args.seconds, args.repeat
     setup_django()
@@ -254,10 +277,11 @@ def main() -> int:
 
         batch = median(batch_rate)
         try:
-            db = database_part(args.creates, r, raw)
+            rounds = database_part(args.creates, r, args.bulk_rounds, raw)
         except Exception as exc:  # PostgreSQL missing: say so, measure the rest
             print(f"(database part not measured: {exc!r})", file=sys.stderr)
-            db = {}
+            rounds = {}
+        db = {k: statistics.median(v) for k, v in rounds.items()}
     finally:
         keys = list(client.scan_iter(match=f"*{prefix}*", count=1000))
         if keys:
@@ -296,14 +320,21 @@ def main() -> int:
             x = db[key] if key else 1.0
             print(f"{label:<48} {plain_rate / x:>12,.0f} {x:>8.2f}x")
         title = f"PostgreSQL bulk_create() of {BULK}, time x without"
-        print(f"\n{title:<48} {'rows/s':>12} {'time':>9}")
-        print("-" * 71)
+        print(f"\n{title:<48} {'rows/s':>12} {'time':>9}  {'range':>11}")
+        print("-" * 84)
         bulk_rate = db["bulk_rows"]
-        for label, x in [
-            ("bulk_create(), no order number", 1.0),
-            ("bulk_create(), OrderNumberQuerySet (Redis)", db["bulk_x"]),
+        for label, key in [
+            ("bulk_create(), no order number", None),
+            ("bulk_create(), UNIQUE bigint set in Python", "bulk_unique_x"),
+            ("bulk_create(), OrderNumberQuerySet (Redis)", "bulk_x"),
         ]:
-            print(f"{label:<48} {bulk_rate / x:>12,.0f} {x:>8.2f}x")
+            x, spread = (db[key], spread_of(rounds[key])) if key else (1.0, "")
+            print(f"{label:<48} {bulk_rate / x:>12,.0f} {x:>8.2f}x  {spread:>11}")
+        print(
+            f"(the order numbers against the UNIQUE column set in Python: "
+            f"{db['bulk_over_unique']:.3f}x, {spread_of(rounds['bulk_over_unique'], 3)}; "
+            f"median and range of {len(rounds['bulk_x'])} rounds)"
+        )
         print(f"\n{'PostgreSQL database store':<48} {'numbers/s':>12} {'x theirs':>9}")
         print("-" * 71)
         print(f"{'django-sequences get_next_value()':<48} {db['sequences']:>12,.0f} {1:>8.2f}x")
@@ -315,7 +346,14 @@ def main() -> int:
             (
                 f"bulk_create() of {BULK} time <= 1.35x without the field",
                 db["bulk_x"] <= 1.35,
-                f"{db['bulk_x']:.3f}x",
+                f"{db['bulk_x']:.3f}x ({spread_of(rounds['bulk_x'], 3)})",
+            )
+        )
+        verdicts.append(
+            (
+                f"bulk_create() of {BULK} <= 1.05x the UNIQUE column set",
+                db["bulk_over_unique"] <= 1.05,
+                f"{db['bulk_over_unique']:.3f}x ({spread_of(rounds['bulk_over_unique'], 3)})",
             )
         )
         verdicts.append(

@@ -53,3 +53,42 @@ class OwnRedis:
             os.kill(self.process.pid, signal.SIGTERM)
             self.process.wait(timeout=10)
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class OwnPostgres:
+    """``with OwnPostgres(max_connections=150) as pg: pg.dsn``: a PostgreSQL server of a
+    benchmark's own (initdb in a scratch directory, a free loopback port, trust), stopped
+    and removed at the end. PostgreSQL refuses to run as root: as root it runs as the
+    ``postgres`` user."""
+
+    def __init__(self, *, max_connections: int = 150) -> None:
+        self.port = free_port()
+        self.max_connections = max_connections
+        self.workdir = tempfile.mkdtemp(prefix="snowid-bench-pg-")
+        self.data = os.path.join(self.workdir, "data")
+        found = shutil.which("pg_ctl") or "pg_ctl"
+        self.bin = os.path.dirname(os.path.realpath(found))
+        self.dsn = f"host=127.0.0.1 port={self.port} user=postgres"
+
+    def _run(self, *command: str) -> None:
+        if os.geteuid() == 0:
+            line = " ".join(f"'{part}'" for part in command)
+            command = ("su", "postgres", "-c", line)
+        subprocess.run(command, check=True, capture_output=True, cwd="/tmp")
+
+    def __enter__(self) -> OwnPostgres:
+        os.chmod(self.workdir, 0o777)
+        self._run(f"{self.bin}/initdb", "-D", self.data, "-U", "postgres", "--auth=trust")
+        options = (
+            f"-p {self.port} -k {self.workdir} -c listen_addresses=127.0.0.1 "
+            f"-c max_connections={self.max_connections} -c fsync=off"
+        )
+        log = os.path.join(self.workdir, "log")
+        self._run(f"{self.bin}/pg_ctl", "-D", self.data, "-o", options, "-l", log, "-w", "start")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._run(f"{self.bin}/pg_ctl", "-D", self.data, "-m", "immediate", "stop")
+        finally:
+            shutil.rmtree(self.workdir, ignore_errors=True)

@@ -8,6 +8,7 @@ from django.db.models.signals import post_migrate, pre_migrate
 from . import checks, settings_checks
 from .adopt import checks as adopt_checks
 from .adopt import identity as adopt_identity
+from .adopt import recorder as adopt_recorder
 from .conf import conf
 from .ids import checks as ids_checks
 from .ids.database import checks as database_ids_checks
@@ -48,10 +49,18 @@ class SnowidConfig(AppConfig):
         post_migrate.connect(
             adopt_identity.post_migrate, sender=self, dispatch_uid="snowid-adopt-identity"
         )
+        # django_migrations' rows take Snowflake ids: a table made under AutoField widens.
+        pre_migrate.connect(
+            adopt_recorder.pre_migrate, sender=self, dispatch_uid="snowid-adopt-recorder-pre"
+        )
         # migrate's own rows take ids: the lease table exists before the first is recorded.
         pre_migrate.connect(
             lease_table.pre_migrate, sender=self, dispatch_uid="snowid-lease-table-pre"
         )
+        if importlib.util.find_spec("model_bakery") is not None:
+            from .testing import bakery
+
+            bakery.register()
         if conf.METRICS is True and importlib.util.find_spec("prometheus_client") is not None:
             # Both import prometheus_client: only then.
 

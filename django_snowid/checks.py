@@ -1,6 +1,6 @@
 """What the system checks share, and the Redis client checks (E500, E501).
 
-Every id is in :data:`CHECK_IDS`; every hint ends with the link to its docs entry.
+Every id is in :data:`CHECK_IDS`; every hint ends with the command that prints its entry.
 ``AppConfig.ready()`` registers each feature's ``CHECKS`` (:func:`register`).
 """
 
@@ -23,24 +23,24 @@ from .stores.redis_client import describe, factory
 __all__ = [
     "CHECKS",
     "CHECK_IDS",
-    "DOCS_CHECKS_URL",
+    "DEPLOY",
+    "EXPLAIN_COMMAND",
     "HINT",
     "Check",
     "Checklist",
+    "check_pointer",
     "checklist",
     "configured_layouts",
     "error",
     "is_number",
+    "project_app",
     "redis_cache_problem",
     "register",
     "warning",
 ]
 
-#: A check function, its tag, and ``"deploy"`` for a check that reaches a server.
-Check = (
-    tuple[Callable[..., list[CheckMessage]], str]
-    | tuple[Callable[..., list[CheckMessage]], str, str]
-)
+#: A check function and its tag.
+Check = tuple[Callable[..., list[CheckMessage]], str]
 F = TypeVar("F", bound=Callable[..., list[CheckMessage]])
 
 
@@ -75,8 +75,12 @@ CHECK_IDS: dict[str, str] = {
     "django_snowid.E005": "A layout's time bits are already exhausted: no id can be issued.",
     "django_snowid.W001": "A layout's time bits run out within ten years.",
     "django_snowid.E006": '``SNOWID_WORKER_ID_SOURCE`` is unknown, or (``"env"``) its environment '
-    "variable is set but not a worker id. An unset variable passes the checks (``migrate`` "
-    "runs without it); the first id refuses.",
+    "variable is set but not a worker id. An unset variable passes these checks (``migrate`` "
+    "runs without it): ``check --deploy`` reports it (E050).",
+    "django_snowid.E050": '``SNOWID_WORKER_ID_SOURCE = "env"`` and its environment variable '
+    "(``SNOWID_WORKER_ID_ENV``) is not set where ``check --deploy`` runs: the server's first "
+    "id would refuse. A deploy check: run ``manage.py check --deploy`` in the environment "
+    "the server runs in (its process manager's), where the variable must be set.",
     "django_snowid.E007": "``SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS`` is not a number >= 0.",
     "django_snowid.E101": "A field's ``layout=`` names no configured layout (a configured but "
     "invalid one is E003's).",
@@ -127,7 +131,11 @@ CHECK_IDS: dict[str, str] = {
     "many bits as shard digits), or a field whose own shard part is always 0 (no "
     "``shard_from`` of its own). Give that layout ``spread_bits`` (the default, 4).",
     "django_snowid.E202": "An order-number format is invalid: bits beyond 63, digits beyond 19, a "
-    "decimal packing that overflows 64 bits before the end of 2090, an unknown zone.",
+    "decimal packing that overflows 64 bits before the end of 2090, an unknown zone. A check "
+    "digit takes one of the 19 digits, and the default decimal format (12 + 5 + 2) has none to "
+    "spare: give up a sequence digit (``sequence_digits=4``, 9,999 numbers a second) or a shard "
+    "digit (``shard_digits=1``, 10 shards); the formats that fit are listed in "
+    ":doc:`/orders` (Check digits).",
     "django_snowid.E203": "The order-number zone has daylight saving and "
     "``SNOWID_ORDER_ALLOW_DST`` is not set.",
     "django_snowid.E204": "Fields sharing one stream use different formats.",
@@ -222,6 +230,11 @@ CHECK_IDS: dict[str, str] = {
     "relating one of their rows fails. Widen the field if it is yours; for another app's "
     "model (django-taggit's ``TaggedItem``) relate Snowflake rows through a model of your "
     "own, then silence the warning (see :doc:`/adopting`).",
+    "django_snowid.W910": "A model has a Snowflake primary key, but on a database (``check "
+    "--database``, ``migrate``) its key, or a column holding its ids (a foreign key, a "
+    "many-to-many table), is narrower than 64 bits: its first new row fails there. Seen "
+    "after ``DEFAULT_AUTO_FIELD`` changes in a project made under ``AutoField``. Names the "
+    "columns; switch the model with ``manage.py snowid_adopt`` (see :doc:`/adopting`).",
     # ----------------------------------------------------------------- Redis
     "django_snowid.E500": "``SNOWID_REDIS_CLIENT_FACTORY`` is not a dotted path, or cannot be "
     "imported.",
@@ -253,21 +266,21 @@ CHECK_IDS: dict[str, str] = {
     "database, or calls the function of another layout (run ``migrate``).",
 }
 
-#: The generated page of :data:`CHECK_IDS`; each id has an entry there.
-DOCS_CHECKS_URL = "https://django-snowid.readthedocs.io/en/latest/reference/checks.html"
+#: What ends every hint: the command that prints a check id's entry of :data:`CHECK_IDS`
+#: (what the reference page says of it) on any installation, online or not.
+EXPLAIN_COMMAND = "python manage.py snowid_explain"
 
 
-def check_url(id_: str) -> str:
-    """The address of ``id_``'s entry on the docs' checks page."""
-    anchor = id_.lower().replace("_", "-").replace(".", "-")
-    return f"{DOCS_CHECKS_URL}#{anchor}"
+def check_pointer(id_: str) -> str:
+    """Where a person reads ``id_``'s entry: ``python manage.py snowid_explain E001``."""
+    return f"{EXPLAIN_COMMAND} {id_.removeprefix('django_snowid.')}"
 
 
 class _Hint:
-    """What ends every check's hint: ``HINT.format(id=...)`` is the link to that id's entry."""
+    """What ends every check's hint: ``HINT.format(id=...)`` points at that id's entry."""
 
     def format(self, *, id: str) -> str:
-        return f"See {check_url(id)}"
+        return f"See: {check_pointer(id)}"
 
 
 HINT = _Hint()
@@ -286,6 +299,15 @@ def is_number(value: object, *, above: float | None = None, least: float | None 
         return False
     number = float(value)
     return (above is None or number > above) and (least is None or number >= least)
+
+
+def project_app(config: Any) -> bool:
+    """An app of the project itself: not Django's own, not ours, not an installed
+    distribution."""
+    path = str(getattr(config, "path", ""))
+    if config.name.startswith("django.") or config.name == "django_snowid":
+        return False
+    return not any(part in path for part in ("site-packages", "dist-packages"))
 
 
 def redis_cache_problem(alias: str) -> str:
@@ -311,6 +333,11 @@ def check_redis_client(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
     return []
 
 
+#: The tag of a check that only ``check --deploy`` runs: it reads what the server's own
+#: environment holds, which ``migrate`` and ``collectstatic`` may run without.
+DEPLOY = "snowid_deploy"
+
+
 def check_redis_identity(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """E510 (``check --deploy``): a Redis our settings use hides its identity."""
     uses = (conf.ORDER_BACKEND, conf.SEQUENCE_BACKEND, conf.WORKER_ID_SOURCE)
@@ -331,14 +358,17 @@ def check_redis_identity(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
 
 CHECKS: tuple[Check, ...] = (
     (check_redis_client, Tags.compatibility),
-    (check_redis_identity, Tags.compatibility, "deploy"),
+    (check_redis_identity, DEPLOY),
 )
 
 
 def register(checks: Iterable[Check]) -> None:
     """Register ``checks`` (a feature's ``CHECKS``) with Django; called by ``ready()``."""
-    for check, tag, *deploy in checks:
-        register_check(check, tag, deploy=deploy == ["deploy"])
+    for check, tag in checks:
+        if tag == DEPLOY:
+            register_check(check, Tags.compatibility, deploy=True)
+        else:
+            register_check(check, tag)
 
 
 def configured_layouts() -> tuple[list[Layout], list[CheckMessage]]:

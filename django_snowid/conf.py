@@ -275,6 +275,20 @@ class SnowidSettings:
     # -------------------------------------------------------- database ids
     DATABASE_NODES: Setting[int] = Setting(4, "top node values databases issue ids from")
 
+    # ------------------------------------------- feeds: pages and polls by ids
+    FEED_SETTLE_MARGIN_MS: Setting[float] = Setting(
+        1000.0,
+        "PostgreSQL: subtracted from the start of the oldest running transaction (or from "
+        "now): covers an id drawn before its transaction began, and a database clock ahead "
+        "of the app servers' (see :doc:`/paging`)",
+    )
+    FEED_SETTLE_WINDOW_S: Setting[float] = Setting(
+        30.0,
+        "SQLite, MariaDB/MySQL (and PostgreSQL sessions the app's role cannot see): ids "
+        "drawn this long ago are settled; at least the longest time from drawing an id to "
+        "its COMMIT, plus how far the clocks of the app servers differ",
+    )
+
     # ------------------------------------------- operations: health and metrics
     METRICS: Setting[bool] = Setting(False, "expose Prometheus metrics (prometheus_client)")
     HEALTH_TIME_BITS_HORIZON: Setting[timedelta] = Setting(

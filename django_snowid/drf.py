@@ -19,15 +19,15 @@ from rest_framework.response import Response
 from rest_framework.schemas.openapi import AutoSchema
 
 from .conf import conf
-from .core.digits import parse_digits
 from .core.echo import shown
 from .core.layout import Layout
 from .core.order_format import OrderNumberFormat
-from .encoders import MAX_SAFE_INTEGER
+from .core.sent import ORDER_NUMBER, SNOWFLAKE_ID, sent_digits, sent_refusal
 from .exceptions import (
     TRY_AGAIN,
     ClockMovedBackwards,
     InvalidId,
+    InvalidSentValue,
     OrderNumberError,
     SequenceError,
     SnowidError,
@@ -35,6 +35,7 @@ from .exceptions import (
 )
 from .fields import OrderNumberField, SnowflakeAutoField, SnowflakeField
 from .orders.formats import build_format
+from .pagination.drf import SnowflakeCursorPagination
 from .settings_layouts import get_layout
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "OrderNumberSerializerField",
     "SnowflakeAutoSchema",
     "SnowflakeCreatedField",
+    "SnowflakeCursorPagination",
     "SnowflakeIdField",
     "SnowflakeModelSerializer",
     "SnowflakeSerializerMixin",
@@ -142,18 +144,14 @@ class _DigitsField(serializers.Field):
         raise NotImplementedError
 
     def to_internal_value(self, data: Any) -> int:
-        if isinstance(data, float):
-            self.fail("float", value=shown(data))
-        if isinstance(data, bool) or not isinstance(data, (int, str)):
-            self.fail("invalid", value=shown(data))
-        if isinstance(data, int) and data > MAX_SAFE_INTEGER and not self.allow_unsafe_numbers:
-            self.fail("unsafe_number", value=shown(data))
+        code = sent_refusal(data, allow_unsafe=self.allow_unsafe_numbers)
+        if code is not None:
+            self.fail(code, value=shown(data))
         if isinstance(data, str):
             try:
-                data = parse_digits(data, what=self.what)
-            except InvalidId as exc:
-                code = "too_long" if data.isascii() and data.isdigit() else "invalid"
-                raise serializers.ValidationError(str(exc), code=code) from None
+                data = sent_digits(data, self.what)
+            except InvalidSentValue as exc:
+                raise serializers.ValidationError(str(exc), code=exc.code) from None
         try:
             return self.to_int(data)
         except InvalidId as exc:
@@ -167,14 +165,7 @@ class _DigitsField(serializers.Field):
 class SnowflakeIdField(_DigitsField):
     """A Snowflake id of ``layout`` (``None``: ``SNOWID_LAYOUT``), as a string."""
 
-    default_error_messages = {
-        "invalid": "{value} is not a Snowflake id: send the id as a string of digits.",
-        "float": "{value} is not a Snowflake id: ids are integers; send them as strings.",
-        "unsafe_number": (
-            "{value} was sent as a JSON number above 2**53 - 1: JavaScript clients have "
-            "already changed its last digits. Send ids as strings."
-        ),
-    }
+    default_error_messages = dict(SNOWFLAKE_ID.messages)
 
     def __init__(
         self, *, layout: str | None = None, allow_unsafe_numbers: bool = False, **kwargs: Any
@@ -194,18 +185,8 @@ class SnowflakeIdField(_DigitsField):
 class OrderNumberSerializerField(_DigitsField):
     """An order number of ``format``, ``model_field``'s or the default one, as a string."""
 
-    what = "an order number"
-    default_error_messages = {
-        "invalid": "{value} is not an order number: send it as a string of digits.",
-        "float": (
-            "{value} is not an order number: order numbers are integers; send them as strings."
-        ),
-        "unsafe_number": (
-            "{value} was sent as a JSON number above 2**53 - 1: JavaScript clients have "
-            "already changed its last digits (and maybe its shard). Send order numbers as "
-            "strings."
-        ),
-    }
+    what = ORDER_NUMBER.what
+    default_error_messages = dict(ORDER_NUMBER.messages)
 
     def __init__(
         self,

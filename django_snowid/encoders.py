@@ -7,10 +7,9 @@ from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
 
-__all__ = ["MAX_SAFE_INTEGER", "SnowflakeJSONEncoder"]
+from .core.sent import MAX_SAFE_INTEGER
 
-#: The largest integer a JSON number carries exactly into JavaScript (Number.MAX_SAFE_INTEGER).
-MAX_SAFE_INTEGER = 2**53 - 1
+__all__ = ["MAX_SAFE_INTEGER", "SnowflakeJSONEncoder"]
 
 
 def _strings_for_unsafe_ints(value: Any) -> Any:

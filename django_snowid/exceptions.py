@@ -15,6 +15,14 @@ class InvalidId(SnowidError, ValueError):
     """A value given to ``decode()`` is not an id of the layout (wrong type or out of range)."""
 
 
+class InvalidSentValue(InvalidId):
+    """A value a client sent (JSON, GraphQL) is refused; ``code`` says why."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 class CheckDigitMismatch(InvalidId):
     """A number's check digit fails: a digit was mistyped, or two were swapped."""
 
@@ -26,7 +34,7 @@ class InvalidPublicId(InvalidId):
 class ClockMovedBackwards(SnowidError):
     """The clock is behind the last tick by more than the tolerance: no id until it catches up."""
 
-    def __init__(self, *, behind_ms: float, tolerance_ms: float) -> None:
+    def __init__(self, *, behind_ms: float, tolerance_ms: float, hint: str = "") -> None:
         self.behind_ms = behind_ms
         self.tolerance_ms = tolerance_ms
         super().__init__(
@@ -34,6 +42,7 @@ class ClockMovedBackwards(SnowidError):
             f"{tolerance_ms:g} ms this generator waits out "
             "(SNOWID_CLOCK_BACKWARDS_TOLERANCE_MS). No id was issued: ids issued now "
             "could repeat earlier ones. Check NTP (use slewing, not stepping)."
+            f"{hint}"
         )
 
 
@@ -135,6 +144,24 @@ class SequenceNotSupported(SequenceError):
 
 class AdoptionError(SnowidError):
     """``snowid_adopt`` refused a step; the message says why. Nothing was changed by it."""
+
+
+class PageParameterError(SnowidError, ValueError):
+    """A query parameter of a page by ids is not valid; ``parameter`` names it."""
+
+    def __init__(self, parameter: str, message: str) -> None:
+        self.parameter = parameter
+        self.reason = message
+        super().__init__(f"{parameter}: {message}")
+
+
+class CursorKeyError(SnowidError):
+    """A field cannot order pages by ids (not a Snowflake field, no index, nullable)."""
+
+
+class SettledBoundError(SnowidError):
+    """The settled bound of a feed cannot be known on this connection (a replica, or a
+    transaction whose snapshot is older than the bound); the message names the fix."""
 
 
 #: Refusals that pass by themselves: the request can be tried again in a moment.

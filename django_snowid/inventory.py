@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Protocol, cast
 
 from django.apps import apps
+from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 from django.db.models import Max
 
@@ -134,18 +135,29 @@ def newest(of: Iterable[models.Field], using: str | None = None) -> int | None:
     return max(values, default=None)
 
 
-def check_labels(labels: list[str]) -> None:
-    """Raise for an app or model label that names nothing installed."""
+def check_labels(labels: list[str], *, field_note: str = "") -> None:
+    """Raise for an app or model label that names nothing installed (``field_note`` follows
+    a field label)."""
     for label in labels:
         if "." in label:
             try:
                 apps.get_model(label)
             except (LookupError, ValueError):
-                raise SnowidError(
-                    f"{shown(label)} is not an installed model (app_label.ModelName)."
-                ) from None
+                raise SnowidError(_not_a_model(label, field_note)) from None
         elif label not in {c.label for c in apps.get_app_configs()}:
             raise SnowidError(f"{shown(label)} is not an installed app label.")
+
+
+def _not_a_model(label: str, field_note: str) -> str:
+    message = f"{shown(label)} is not an installed model (app_label.ModelName)."
+    model_label, _, name = label.rpartition(".")
+    try:
+        model = apps.get_model(model_label)
+        model._meta.get_field(name)
+    except (LookupError, ValueError, FieldDoesNotExist):
+        return message
+    also = f" ({field_note}.)" if field_note else ""
+    return f"{message[:-1]}: it names a field. Did you mean {model._meta.label}?{also}"
 
 
 def get_field(label: str) -> models.Field:

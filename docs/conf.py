@@ -2,7 +2,8 @@
 
 Sphinx, as Django and django-mysql use: reST, cross-references checked at build time
 (``-n``), warnings as errors (``-W``), and reference pages generated from the code by the
-small extension in ``_ext/``.
+parts that ``_ext/snowid_generated.py`` writes into the pages
+(the build fails when one is out of date).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ copyright = "django-snowid contributors"
 release = re.search(r'^version = "(.+)"$', _pyproject, re.MULTILINE)[1]
 version = release
 
-extensions = ["snowid_reference"]
+extensions = ["snowid_generated"]
 exclude_patterns = ["_build"]
 html_theme = "furo"
 html_title = f"django-snowid {release}"

@@ -27,7 +27,14 @@ class AdoptProject:
     """The project on this run's backend: a fresh database, and ``tests.adoptapp``'s
     migrations copied to ``where`` (``snowid_adopt`` writes the next one there)."""
 
-    def __init__(self, where: Path, *, taggit_default: bool = False) -> None:
+    def __init__(
+        self,
+        where: Path,
+        *,
+        taggit_default: bool = False,
+        auto_field: str | None = None,
+        crates: bool = False,
+    ) -> None:
         self.where = where
         self.package = f"adopt_migrations_{os.getpid()}_{id(self) % 10_000}"
         target = where / self.package
@@ -44,8 +51,16 @@ class AdoptProject:
         }
         if taggit_default:
             self.env["SNOWID_ADOPT_TAGGIT_DEFAULT"] = "1"
+        if auto_field:
+            self.env["SNOWID_ADOPT_AUTO_FIELD"] = auto_field
+        if crates:
+            self.env["SNOWID_ADOPT_CRATES"] = "1"
         self.env.pop("SNOWID_TEST_RUN_ID", None)
         self._recreate()
+
+    def switch_default_auto_field(self) -> None:
+        """From here on, ``DEFAULT_AUTO_FIELD`` is ``SnowflakeAutoField``."""
+        self.env.pop("SNOWID_ADOPT_AUTO_FIELD", None)
 
     @property
     def migrations(self) -> Path:
@@ -122,6 +137,32 @@ class AdoptProject:
         done = self.manage(*args, timeout=timeout)
         assert done.returncode == 0, f"{args}: {done.stdout}\n{done.stderr}"
         return done.stdout
+
+    def sql(self, statements: list[str]) -> str:
+        """Run ``statements`` on the project's database; what the last one returned."""
+        return self.shell(
+            "from django.db import connection\n"
+            "with connection.cursor() as cursor:\n"
+            f"    for statement in {statements!r}:\n"
+            "        cursor.execute(statement)\n"
+            "    print('ROWS', cursor.fetchall() if cursor.description else [])\n"
+        ).split("ROWS ", 1)[1]
+
+    def clone(self, where: Path) -> AdoptProject:
+        """A project in ``where`` whose database is a copy of this one's (PostgreSQL)."""
+        other = AdoptProject.__new__(AdoptProject)
+        other.where, other.package = where, self.package
+        shutil.copytree(self.migrations, where / self.package)
+        other.name = f"{self.name}_{where.name[-20:]}".replace("-", "_").lower()[:60]
+        other.env = {**self.env, "PYTHONPATH": os.pathsep.join([str(where), str(ROOT)])}
+        other.env["SNOWID_ADOPT_DB_NAME"] = other.name
+        self._admin(
+            [
+                f'DROP DATABASE IF EXISTS "{other.name}" WITH (FORCE)',
+                f'CREATE DATABASE "{other.name}" TEMPLATE "{self.name}"',
+            ]
+        )
+        return other
 
     def shell(self, code: str, *, timeout: float = 300) -> str:
         """Run ``code`` in the project (``manage.py shell -c``); its standard output."""

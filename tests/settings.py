@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from importlib.util import find_spec
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent
@@ -48,6 +49,20 @@ elif BACKEND in ("postgresql", "mariadb"):
 
     if BACKEND == "postgresql":
         DATABASES = {"default": _server("postgresql", "PG", "5432", "postgres")}
+        if os.environ.get("SNOWID_TEST_PG_DRIVER") == "psycopg2":
+            # Django's backend on psycopg2: psycopg 3 is hidden while the backend loads
+            # (the suite's own helpers keep using it).
+            import sys
+
+            hidden = sys.modules.get("psycopg")
+            sys.modules["psycopg"] = None  # type: ignore[assignment]
+            try:
+                import django.db.backends.postgresql.base  # noqa: F401
+            finally:
+                if hidden is None:
+                    del sys.modules["psycopg"]
+                else:
+                    sys.modules["psycopg"] = hidden
     else:
         DATABASES = {
             "default": {
@@ -111,7 +126,10 @@ INSTALLED_APPS = [
     # django-sequences itself: the compat tests compare with it and import its rows.
     "sequences.apps.SequencesConfig",
     "tests.testapp",
+    "tests.feedapp",
 ]
+if find_spec("import_export") is not None:  # its admin's templates (the import-export extra)
+    INSTALLED_APPS.append("import_export")
 MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -268,17 +269,37 @@ def manage_in_subprocess(*args: str) -> Any:
     person at a shell sees (exit status, stderr), tracebacks included."""
     from django.db import connection
 
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONPATH": str(ROOT)}
+    env = {"DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONPATH": str(ROOT)}
     if connection.vendor != "sqlite":
         # The test database (the one that exists now): Django 6's MySQL checks connect.
         env["SNOWID_TEST_DB_NAME"] = str(connection.settings_dict["NAME"])
+    return _django(args, env, ROOT)
+
+
+def _django(args: tuple[str, ...], env: dict[str, str], cwd: Path) -> Any:
+    """``python -m django *args`` in ``cwd``, ``env`` added to ours."""
     return subprocess.run(
         [sys.executable, "-m", "django", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+def run_python(code: str) -> subprocess.CompletedProcess[str]:
+    """``python -c code`` on the test settings in a process of its own, where Django's test
+    environment is not set up (as in a deployment); fails on a non-zero exit."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         env=env,
         cwd=ROOT,
         timeout=60,
+        check=True,
     )
 
 
@@ -449,3 +470,57 @@ def manage(*args: str, db: Path, redis_url: str = "") -> subprocess.CompletedPro
         text=True,
         timeout=120,
     )
+
+
+def project(tmp_path: Path, *, apps: list[str], models: str, extra: str = "") -> Path:
+    """A project in ``tmp_path`` (its SQLite file too): settings ``mysite`` (``extra`` appended)
+    and an app ``shop`` with ``models``; ``manage_project`` runs its commands."""
+    shop = tmp_path / "shop"
+    (shop / "migrations").mkdir(parents=True)
+    (shop / "__init__.py").write_text("")
+    (shop / "migrations" / "__init__.py").write_text("")
+    (shop / "models.py").write_text(models)
+    db = str(tmp_path / "db.sqlite3")
+    settings = f"""
+        SECRET_KEY = "not secret"
+        INSTALLED_APPS = {["django.contrib.auth", "django.contrib.contenttypes", *apps]!r}
+        DATABASES = {{"default": {{"ENGINE": "django.db.backends.sqlite3", "NAME": {db!r}}}}}
+        DEFAULT_AUTO_FIELD = "django_snowid.fields.SnowflakeAutoField"
+        USE_TZ = True
+    """
+    (tmp_path / "mysite.py").write_text(textwrap.dedent(settings) + textwrap.dedent(extra))
+    return tmp_path
+
+
+def manage_project(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m django *args`` in a project of :func:`project`, in a process of its own."""
+    path = os.pathsep.join([str(project), str(ROOT)])
+    result: subprocess.CompletedProcess[str] = _django(
+        args, {"DJANGO_SETTINGS_MODULE": "mysite", "PYTHONPATH": path}, project
+    )
+    return result
+
+
+@contextlib.contextmanager
+def adopted(model: Any, first_id: int) -> Any:
+    """``model`` switched to Snowflake ids by ``snowid_adopt``: its ids below ``first_id``
+    are legacy ids (its row of the adoption journal, for the test's transaction)."""
+    from django.utils import timezone
+
+    from django_snowid.adopt import journal
+    from django_snowid.models import IdAdoption
+
+    label = model._meta.label
+    IdAdoption.objects.create(
+        label=label,
+        table="t",
+        column="id",
+        first_id=first_id,
+        state="done",
+        started_at=timezone.now(),
+    )
+    journal.forget()
+    try:
+        yield
+    finally:
+        journal.forget()

@@ -1,16 +1,20 @@
 """Every system-check id the code uses is in ``django_snowid.checks.CHECK_IDS`` (the docs'
 checks page is generated from it), none is listed that the code never uses, and every
-check's hint ends with the link to its entry."""
+check's hint ends with the command that prints its entry."""
 
 from __future__ import annotations
 
 import re
 import sys
+from io import StringIO
 
+import pytest
 from django.core import checks
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.test import override_settings
 
-from django_snowid.checks import CHECK_IDS, HINT, check_url, error, warning
+from django_snowid.checks import CHECK_IDS, HINT, check_pointer, error, warning
 from tests.support import ROOT
 
 PACKAGE = ROOT / "django_snowid"
@@ -55,15 +59,14 @@ def test_the_checks_page_has_an_entry_for_every_id():
         assert text in page
 
 
-def test_hints_end_with_the_link_to_their_entry():
-    url = "https://django-snowid.readthedocs.io/en/latest/reference/checks.html"
-    assert check_url("django_snowid.E001") == f"{url}#django-snowid-e001"
-    assert HINT.format(id="django_snowid.W201").endswith(f"{url}#django-snowid-w201")
-    assert error("msg", "django_snowid.E205").hint.endswith("#django-snowid-e205")
-    assert warning("msg", "django_snowid.W010").hint.endswith("#django-snowid-w010")
+def test_hints_end_with_the_command_that_prints_their_entry():
+    assert check_pointer("django_snowid.E001") == "python manage.py snowid_explain E001"
+    assert HINT.format(id="django_snowid.W201").endswith("snowid_explain W201")
+    assert error("msg", "django_snowid.E205").hint.endswith("snowid_explain E205")
+    assert warning("msg", "django_snowid.W010").hint.endswith("snowid_explain W010")
 
 
-def test_the_hints_of_real_checks_link_to_their_entries():
+def test_the_hints_of_real_checks_point_at_their_entries():
     with override_settings(
         SNOWID_WORKER_ID=5000,
         SNOWID_ORDER_BACKEND="carrier pigeon",
@@ -79,12 +82,34 @@ def test_the_hints_of_real_checks_link_to_their_entries():
     }
     for message in messages:
         assert message.id in CHECK_IDS
-        assert message.hint.endswith(check_url(message.id)), message
+        assert message.hint.endswith(check_pointer(message.id)), message
 
 
-def test_the_links_name_the_anchors_sphinx_makes():
-    """The page's targets (``.. _django_snowid.E001:``) get docutils' ids."""
-    from docutils.nodes import make_id
+def test_the_pointer_of_a_hint_runs_and_prints_the_entry():
+    """What a person copies from a hint: the command, its id, and the entry's text."""
+    command, _, id_ = check_pointer("django_snowid.E900").rpartition(" ")
+    assert command.startswith("python manage.py ")
+    out = StringIO()
+    call_command(command.split()[-1], id_, stdout=out)
+    text = " ".join(out.getvalue().split())
+    assert text.startswith("django_snowid.E900 (error)")
+    assert "object-id column cannot hold a 64-bit id" in text
+    assert "``" not in text and ":doc:" not in text and "docs/adopting.rst" in text
 
-    for id_ in CHECK_IDS:
-        assert check_url(id_).endswith(f"#{make_id(id_)}"), id_
+
+@pytest.mark.parametrize("typed", ["e202", "E202", "django_snowid.E202", " E202 "])
+def test_explain_takes_an_id_as_a_person_types_it(typed):
+    out = StringIO()
+    call_command("snowid_explain", typed, stdout=out)
+    assert out.getvalue().startswith("django_snowid.E202 (error)\n")
+
+
+def test_explain_without_an_id_lists_every_one():
+    out = StringIO()
+    call_command("snowid_explain", stdout=out)
+    assert re.findall(r"^(django_snowid\.[EW]\d{3}) ", out.getvalue(), re.M) == list(CHECK_IDS)
+
+
+def test_explain_names_an_unknown_id_and_the_close_ones():
+    with pytest.raises(CommandError, match=r"'E2022' is no check id.*Did you mean E202"):
+        call_command("snowid_explain", "E2022", stdout=StringIO())

@@ -65,10 +65,10 @@ def test_bad_settings(overrides, expected):
     assert sorted(check_ids(**overrides)) == expected
 
 
-def test_hint_links_to_the_entry_of_its_id():
+def test_hint_points_at_the_entry_of_its_id():
     with override_settings(SNOWID_WORKER_ID=5000):
         message = next(m for m in checks.run_checks(databases=[]) if m.id == "django_snowid.E004")
-    assert message.hint.endswith("reference/checks.html#django-snowid-e004")
+    assert message.hint.endswith("python manage.py snowid_explain E004")
     assert "5000" in message.msg
 
 
@@ -95,7 +95,7 @@ def test_every_check_is_registered_by_the_app_config():
     from django_snowid.workers import checks as workers_checks
 
     features = (snowid_checks, ids_checks, orders_checks, workers_checks)
-    ours = {check for feature in features for check, *_tag in feature.CHECKS}
+    ours = {check for feature in features for check, _tag in feature.CHECKS}
     ours |= {sequence_checks.check_sequences}
     assert ours <= set(registry.get_checks(include_deployment_checks=True))
 

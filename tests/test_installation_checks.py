@@ -7,11 +7,7 @@ own: checks registered by ``AppConfig.ready()`` never run there, which is the po
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -19,7 +15,9 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
 from django_snowid.checks import CHECK_IDS
-from tests.support import ROOT
+from tests import settings as test_settings
+from tests.support import manage_project as _manage
+from tests.support import project as _project
 
 SNOWFLAKE_MODELS = """
 from django.db import models
@@ -42,41 +40,6 @@ from django_snowid.sequences.fields import SequenceField
 class Invoice(models.Model):
     number = SequenceField(sequence="invoices")
 """
-
-
-def _project(tmp_path: Path, *, apps: list[str], models: str, extra: str = "") -> Path:
-    """A project in ``tmp_path``: settings ``mysite`` and an app ``shop`` with ``models``."""
-    shop = tmp_path / "shop"
-    (shop / "migrations").mkdir(parents=True)
-    (shop / "__init__.py").write_text("")
-    (shop / "migrations" / "__init__.py").write_text("")
-    (shop / "models.py").write_text(models)
-    db = str(tmp_path / "db.sqlite3")
-    settings = f"""
-        SECRET_KEY = "not secret"
-        INSTALLED_APPS = {["django.contrib.auth", "django.contrib.contenttypes", *apps]!r}
-        DATABASES = {{"default": {{"ENGINE": "django.db.backends.sqlite3", "NAME": {db!r}}}}}
-        DEFAULT_AUTO_FIELD = "django_snowid.fields.SnowflakeAutoField"
-        USE_TZ = True
-    """
-    (tmp_path / "mysite.py").write_text(textwrap.dedent(settings) + textwrap.dedent(extra))
-    return tmp_path
-
-
-def _manage(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "mysite",
-        "PYTHONPATH": os.pathsep.join([str(project), str(ROOT)]),
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "django", *args],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def _tables(project: Path) -> list[str]:
@@ -107,6 +70,46 @@ def test_snowflake_keys_without_the_app_stop_check_and_migrate_before_anything_i
     assert migrated.returncode == 1
     assert "django_snowid.E031" in migrated.stderr and "Traceback" not in migrated.stderr
     assert _tables(project) == []  # nothing half-migrated
+
+
+#: The ``shop/admin.py`` of docs/admin.rst, and the other modules the docs have a project
+#: import: without ``django_snowid`` installed, importing them must leave E031 to answer.
+DOCS_ADMIN = """
+from django.contrib import admin
+
+from django_snowid.admin import SnowflakeAdminMixin, SnowflakeModelAdmin
+from django_snowid.drf import SnowflakeModelSerializer
+from django_snowid.fields import OrderNumberQuerySet
+from django_snowid.ids.publicids import PublicIdConverter
+from django_snowid.sequences.compat import get_next_value
+
+from .models import Invoice, Order
+
+
+@admin.register(Order)
+class OrderAdmin(SnowflakeAdminMixin, admin.ModelAdmin):
+    list_display = ["note"]
+
+
+admin.site.register(Invoice, SnowflakeModelAdmin)
+"""
+
+#: The admin's needs, as the test settings meet them.
+ADMIN_SETTINGS = f"""
+INSTALLED_APPS[:0] = ["django.contrib.admin", "django.contrib.messages", "django.contrib.sessions"]
+MIDDLEWARE = {test_settings.MIDDLEWARE!r}
+TEMPLATES = {test_settings.TEMPLATES!r}
+"""
+
+
+def test_the_docs_admin_module_without_the_app_leaves_the_answer_to_e031(tmp_path):
+    project = _project(tmp_path, apps=["shop"], models=SNOWFLAKE_MODELS, extra=ADMIN_SETTINGS)
+    (project / "shop" / "admin.py").write_text(DOCS_ADMIN)
+    checked = _manage(project, "check")
+    assert "Traceback" not in checked.stderr, checked.stderr[-2000:]
+    assert checked.returncode == 1
+    assert "django_snowid.E031" in checked.stderr
+    assert "'django_snowid' is not in INSTALLED_APPS" in checked.stderr
 
 
 def test_sequence_fields_without_the_sequences_app_stop_check_and_migrate(tmp_path):

@@ -16,6 +16,7 @@ from django.urls import NoReverseMatch, reverse
 from ..db.private import model_admin
 from ..readings import DecodedRow, decode_tokens
 from .forms import DecodeForm
+from .mixins import SECOND_NOTE
 from .pages import ReadOnlyPageAdmin
 
 __all__ = ["IdDecoderAdmin"]
@@ -46,6 +47,7 @@ class IdDecoderAdmin(ReadOnlyPageAdmin):
             if export in ("csv", "json"):
                 return _export(rows, export)
         errors = sum(1 for r in rows if r.error)
+        legacy = sum(1 for r in rows if r.kind == "legacy")
         context = {
             **self.admin_site.each_context(request),
             "title": "Decode ids and order numbers",
@@ -53,9 +55,11 @@ class IdDecoderAdmin(ReadOnlyPageAdmin):
             "form": form,
             "rows": rows,
             "errors": errors,
-            "decoded": len(rows) - errors,
+            "legacy": legacy,
+            "decoded": len(rows) - errors - legacy,
             "as_table": len(rows) > CARD_LIMIT,
             "card_limit": CARD_LIMIT,
+            "second_note": SECOND_NOTE,
         }
         return TemplateResponse(request, "admin/django_snowid/decode.html", context)
 

@@ -19,9 +19,16 @@ from ..core.order_format import DecodedOrderNumber
 from ..exceptions import TRY_AGAIN, SnowidError
 from ..readings import time_texts
 
-__all__ = ["CreatedFilter", "SnowflakeAdminMixin", "SnowflakeModelAdmin"]
+__all__ = ["SECOND_NOTE", "CreatedFilter", "SnowflakeAdminMixin", "SnowflakeModelAdmin"]
 
 logger = logging.getLogger(__name__)
+
+
+#: Said where a number's second is shown beside its row's creation time.
+SECOND_NOTE = (
+    "second can be one second after its row's creation: a stream that resumes (after a "
+    "recovery, or when its second is full) starts at the next second"
+)
 
 
 def _snowflake_field(model: type[models.Model]) -> Any:
@@ -138,6 +145,8 @@ class SnowflakeAdminMixin:
             when = f"{utc} UTC ({local} {zone})" if local != utc else f"{utc} UTC"
             if isinstance(decoded, DecodedOrderNumber):
                 detail = f"{when}, sequence {decoded.sequence}, shard {decoded.shard}"
+                if _snowflake_field(self.model) is obj._meta.pk:
+                    detail += f" (its {SECOND_NOTE})"
             else:
                 parts = ", ".join(f"{k} {v}" for k, v in decoded.parts.items())
                 detail = f"{when}, {parts}, sequence {decoded.sequence}"

@@ -54,14 +54,16 @@ def record_done(
     old_max: int | None,
     started: datetime,
 ) -> Any:
-    """Mark ``label`` adopted (a running switch keeps the boundary it started with)."""
+    """Mark ``label`` adopted; a switch ``snowid_adopt`` runs keeps the boundary it started
+    with and stays running (the run marks it done once its migration is recorded)."""
     from ..models import IdAdoption
 
     row = IdAdoption.objects.using(using).filter(label=label).first()
     if row is None or row.state == "undone":
         row = row or IdAdoption(label=label)
         row.first_id, row.old_max, row.started_at = first_id, old_max, started
-    row.table, row.column, row.state = table, column, "done"
+    row.table, row.column = table, column
+    row.state = "running" if row.state == "running" else "done"
     row.finished_at = datetime.now(timezone.utc)
     row.save(using=using)
     forget()

@@ -1,49 +1,25 @@
 """The online switch on PostgreSQL: shadow columns synced by a trigger, a batched backfill,
-then one short swap per table. Every step commits its journal position with its work (or
-is safe to repeat): a killed run resumes where it stopped.
-"""
+copies of their indexes and constraints, one short swap per table, the catalog compared.
+Every step commits its journal position with its work: a killed run resumes."""
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from django.db import OperationalError, connections, transaction
 
+from ..db.errors import is_lock_timeout
 from ..exceptions import AdoptionError
 from ..models import IdAdoption
+from . import catalog
+from .pg_catalog import Built, q
 from .plan import Plan
+from .shadows import create_sql, rename_columns, same_definition, shadow
+from .swap import Swap, trigger_name
 
 __all__ = ["Online", "shadow"]
-
-SUFFIX = "_snowid"
-
-
-def shadow(name: str) -> str:
-    """The name of ``name``'s shadow (column, index, constraint), at most 63 bytes."""
-    full = f"{name}{SUFFIX}"
-    if len(full) <= 63:
-        return full
-    digest = hashlib.md5(name.encode()).hexdigest()[:8]
-    return f"{name[: 63 - len(SUFFIX) - 9]}_{digest}{SUFFIX}"
-
-
-@dataclass(frozen=True)
-class Index:
-    name: str
-    columns: tuple[str, ...]
-    unique: bool
-    constraint: str  # "" for a plain index
-    primary: bool
-    method: str
-    simple: bool  # no expression, no predicate
-
-
-def q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 class Online:
@@ -69,13 +45,18 @@ class Online:
         self.out, self.progress = out, progress
 
     # ------------------------------------------------------------ plumbing
-    def cursor(self) -> Any:
-        return self.connection.cursor()
-
     def rows(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
-        with self.cursor() as cursor:
+        with self.connection.cursor() as cursor:
             cursor.execute(sql, params)
             return list(cursor.fetchall())
+
+    def execute(self, sql: str, params: Any = None) -> None:
+        with self.connection.cursor() as cursor:
+            cursor.execute(sql, params)
+
+    def save(self, **progress: Any) -> None:
+        self.journal.progress = {**self.journal.progress, **progress}
+        self.journal.save(using=self.using, update_fields=["progress"])
 
     def done_step(self, number: int, **progress: Any) -> None:
         """Record step ``number`` as done (inside the step's own transaction)."""
@@ -84,86 +65,69 @@ class Online:
         journal.progress = {**journal.progress, **progress}
         journal.save(using=self.using, update_fields=["step", "progress"])
 
-    def short(self, number: int, work: Callable[[Any], None], **progress: Any) -> None:
-        """``work`` and the journal in one transaction under ``lock_timeout``, retried."""
+    def retried(self, work: Callable[[Any], None], *, atomic: bool = True) -> None:
+        """``work(cursor)`` under ``lock_timeout`` (atomic or not), again while refused."""
+        timeout = f"{int(self.lock_timeout_ms)}ms"
         for attempt in range(self.retries + 1):
             try:
-                with transaction.atomic(using=self.using), self.cursor() as cursor:
-                    cursor.execute(f"SET LOCAL lock_timeout = '{int(self.lock_timeout_ms)}ms'")
-                    work(cursor)
-                    self.done_step(number, **progress)
+                if atomic:
+                    with transaction.atomic(using=self.using), self.connection.cursor() as cursor:
+                        cursor.execute(f"SET LOCAL lock_timeout = '{timeout}'")
+                        work(cursor)
+                    return
+                with self.connection.cursor() as cursor:
+                    cursor.execute(f"SET lock_timeout = '{timeout}'")
+                    try:
+                        work(cursor)
+                    finally:
+                        cursor.execute("RESET lock_timeout")
                 return
             except OperationalError as exc:
-                if getattr(exc.__cause__, "sqlstate", None) != "55P03" or attempt == self.retries:
+                if not is_lock_timeout(exc) or attempt == self.retries:
                     raise
                 self.out(f"  lock not granted in {self.lock_timeout_ms} ms, retrying")
                 time.sleep(min(0.05 * 2**attempt, 2.0))
+
+    def short(self, number: int, work: Callable[[Any], None], **progress: Any) -> None:
+        """``work`` and the journal in one transaction under ``lock_timeout``, retried."""
+
+        def both(cursor: Any) -> None:
+            work(cursor)
+            self.done_step(number, **progress)
+
+        self.retried(both)
 
     def pk_of(self, table: str) -> str:
         found = self.rows(
             "SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid "
             "AND a.attnum = ANY(i.indkey) WHERE i.indrelid = %s::regclass AND i.indisprimary",
-            [table],
+            [q(table)],
         )
         if len(found) != 1:
             raise AdoptionError(f"{table} has no one-column primary key to backfill by.")
         return str(found[0][0])
 
-    def indexes(self, table: str) -> list[Index]:
-        found = self.rows(
-            """
-            SELECT ic.relname, ARRAY(
-                SELECT a.attname FROM unnest(ix.indkey) WITH ORDINALITY k(num, ord)
-                JOIN pg_attribute a ON a.attrelid = ix.indrelid AND a.attnum = k.num
-                ORDER BY k.ord),
-                ix.indisunique, COALESCE(c.conname, ''), ix.indisprimary, am.amname,
-                ix.indexprs IS NULL AND ix.indpred IS NULL AND NOT (0 = ANY(ix.indkey))
-            FROM pg_index ix
-            JOIN pg_class ic ON ic.oid = ix.indexrelid
-            JOIN pg_am am ON am.oid = ic.relam
-            LEFT JOIN pg_constraint c ON c.conindid = ix.indexrelid
-                AND c.conrelid = ix.indrelid AND c.contype IN ('p', 'u')
-            WHERE ix.indrelid = %s::regclass ORDER BY ic.relname
-            """,
-            [table],
-        )
-        return [Index(n, tuple(c), u, con, p, m, s) for n, c, u, con, p, m, s in found]
+    def converted(self, table: str) -> list[str]:
+        return [c.column for c in self.plan.columns_of(table)]
 
-    def foreign_keys(self, table: str) -> list[tuple[str, str, str, str, bool, bool]]:
-        """The one-column foreign keys of ``table``."""
-        found = self.rows(
-            """
-            SELECT c.conname, a.attname, c.confrelid::regclass::text, fa.attname,
-                   c.condeferrable, c.condeferred
-            FROM pg_constraint c
-            JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
-            JOIN pg_attribute fa ON fa.attrelid = c.confrelid AND fa.attnum = c.confkey[1]
-            WHERE c.contype = 'f' AND c.conrelid = %s::regclass AND array_length(c.conkey, 1) = 1
-            """,
-            [table],
-        )
-        return [
-            (str(n), str(c), str(t).strip('"'), str(rc), bool(d), bool(i))
-            for n, c, t, rc, d, i in found
-        ]
-
-    def converted(self) -> set[tuple[str, str]]:
-        return {(c.table, c.column) for t in self.plan.tables for c in self.plan.columns_of(t)}
+    def tables(self) -> list[str]:
+        built = [t for b in self.plan.facts.rebuilt for t in (b.table, b.target) if t]
+        return list(dict.fromkeys([*self.plan.tables, *built]))
 
     # --------------------------------------------------------------- steps
     def run(self, start: int) -> None:
+        if "catalog" not in self.journal.progress and start <= 1:
+            state = catalog.snapshot(self.connection, self.tables())
+            self.save(catalog=state)  # before the first change
         for step in self.plan.steps[start:]:
             if step.action in ("write_migration", "record"):
                 continue  # the run's own (migration files, the record)
-            self.out(
-                f"step {step.number}/{len(self.plan.steps)}: {step.what}"
-                + (f" ({step.table})" if step.table else "")
-            )
+            self.out(f"step {step.number}/{len(self.plan.steps)}: {step.what}")
             getattr(self, f"step_{step.action}")(step.number, step.table)
 
     def step_prepare(self, number: int, table: str) -> None:
         columns = self.plan.columns_of(table)
-        function = shadow(f"snowid_adopt_{table}")
+        function = q(trigger_name(table))
 
         def work(cursor: Any) -> None:
             for c in columns:
@@ -174,213 +138,173 @@ class Online:
                 )
             body = " ".join(f"NEW.{q(shadow(c.column))} := NEW.{q(c.column)};" for c in columns)
             cursor.execute(
-                f"CREATE OR REPLACE FUNCTION {q(function)}() RETURNS trigger LANGUAGE plpgsql "
+                f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql "
                 f"AS $$ BEGIN {body} RETURN NEW; END $$"
             )
-            cursor.execute(f"DROP TRIGGER IF EXISTS {q(function)} ON {q(table)}")
+            cursor.execute(f"DROP TRIGGER IF EXISTS {function} ON {q(table)}")
             cursor.execute(
-                f"CREATE TRIGGER {q(function)} BEFORE INSERT OR UPDATE ON {q(table)} "
-                f"FOR EACH ROW EXECUTE FUNCTION {q(function)}()"
+                f"CREATE TRIGGER {function} BEFORE INSERT OR UPDATE ON {q(table)} "
+                f"FOR EACH ROW EXECUTE FUNCTION {function}()"
             )
+            cursor.execute(f"ALTER TABLE {q(table)} ENABLE ALWAYS TRIGGER {function}")
 
         self.short(number, work)
 
     def step_backfill(self, number: int, table: str) -> None:
         """Copy the rows up to the largest key at the start (the trigger covers later ones)."""
-
-        columns = self.plan.columns_of(table)
         pk = self.pk_of(table)
-        sets = ", ".join(f"{q(shadow(c.column))} = {q(c.column)}" for c in columns)
-        differs = " OR ".join(
-            f"{q(shadow(c.column))} IS DISTINCT FROM {q(c.column)}" for c in columns
-        )
         positions = dict(self.journal.progress.get("backfill", {}))
         if f"{table}:upto" not in positions:
             positions[f"{table}:upto"] = self.rows(f"SELECT MAX({q(pk)}) FROM {q(table)}")[0][0]
-            self._save_backfill(positions)
-        bound = positions[f"{table}:upto"]
-        last = positions.get(table)
-        total = self.plan.rows_of(table)
-        done = int(positions.get(f"{table}:rows", 0))
+            self.save(backfill=positions)
+        bound, last = positions[f"{table}:upto"], positions.get(table)
         while bound is not None and (last is None or last < bound):
-            after = "" if last is None else f"AND {q(pk)} > %s"
-            params = [bound] if last is None else [bound, last]
-            upto = self.rows(
-                f"SELECT {q(pk)} FROM {q(table)} WHERE {q(pk)} <= %s {after} ORDER BY {q(pk)} "
-                "OFFSET %s LIMIT 1",
-                [*params, self.batch_size - 1],
-            )
-            end = upto[0][0] if upto else bound
-            lower = "" if last is None else f"{q(pk)} > %s AND "
-            with transaction.atomic(using=self.using), self.cursor() as cursor:
-                cursor.execute(
-                    f"UPDATE {q(table)} SET {sets} WHERE {lower}{q(pk)} <= %s AND ({differs})",
-                    [*params[1:], end],
-                )
-                done += self.batch_size
-                positions.update({table: end, f"{table}:rows": done})
-                self._save_backfill(positions)
-            last = end
+            last = self._backfill_batch(table, pk, bound, last, positions)
             if self.progress:
-                self.progress(table, min(done, total), total)
+                total = self.plan.rows_of(table)
+                self.progress(table, min(int(positions[f"{table}:rows"]), total), total)
             if self.throttle:
                 time.sleep(self.throttle)
         with transaction.atomic(using=self.using):
             self.done_step(number)
 
-    def _save_backfill(self, positions: dict[str, Any]) -> None:
-        self.journal.progress = {**self.journal.progress, "backfill": positions}
-        self.journal.save(using=self.using, update_fields=["progress"])
-
-    def _index_plan(self, table: str) -> list[tuple[Index, str, tuple[str, ...]]]:
-        names = {c.column for c in self.plan.columns_of(table)}
-        planned = []
-        for index in self.indexes(table):
-            if index.name.endswith(SUFFIX) or not names.intersection(index.columns):
-                continue
-            if not index.simple:
-                raise AdoptionError(
-                    f"Index {index.name} of {table} has an expression or a predicate on "
-                    f"{', '.join(sorted(names))}: rebuild it by hand, or use --plain."
-                )
-            columns = tuple(shadow(c) if c in names else c for c in index.columns)
-            planned.append((index, shadow(index.name), columns))
-        return planned
+    def _backfill_batch(
+        self, table: str, pk: str, bound: int, last: int | None, positions: dict[str, Any]
+    ) -> int:
+        columns = self.plan.columns_of(table)
+        sets = ", ".join(f"{q(shadow(c.column))} = {q(c.column)}" for c in columns)
+        differs = " OR ".join(
+            f"{q(shadow(c.column))} IS DISTINCT FROM {q(c.column)}" for c in columns
+        )
+        after = "" if last is None else f"AND {q(pk)} > %s"
+        params = [bound] if last is None else [bound, last]
+        upto = self.rows(
+            f"SELECT {q(pk)} FROM {q(table)} WHERE {q(pk)} <= %s {after} ORDER BY {q(pk)} "
+            "OFFSET %s LIMIT 1",
+            [*params, self.batch_size - 1],
+        )
+        end = upto[0][0] if upto else bound
+        lower = "" if last is None else f"{q(pk)} > %s AND "
+        with transaction.atomic(using=self.using):
+            self.execute(
+                f"UPDATE {q(table)} SET {sets} WHERE {lower}{q(pk)} <= %s AND ({differs})",
+                [*params[1:], end],
+            )
+            done = int(positions.get(f"{table}:rows", 0)) + self.batch_size
+            positions.update({table: end, f"{table}:rows": done})
+            self.save(backfill=positions)
+        return int(end)
 
     def step_index(self, number: int, table: str) -> None:
-        for index, name, columns in self._index_plan(table):
+        for built in self.plan.built_of(table, "index", "unique", "primary key"):
+            name = shadow(built.name)
             valid = self.rows(
                 "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-                "WHERE c.relname = %s",
-                [name],
+                "WHERE c.relname = %s AND i.indrelid = %s::regclass",
+                [name, q(table)],
             )
             if valid and valid[0][0]:
                 continue
-            with self.cursor() as cursor:
-                if valid:  # left invalid by a build that was killed
-                    cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {q(name)}")
-                unique = "UNIQUE " if index.unique else ""
-                cursor.execute(
-                    f"CREATE {unique}INDEX CONCURRENTLY {q(name)} ON {q(table)} "
-                    f"USING {index.method} ({', '.join(map(q, columns))})"
-                )
+            if valid:  # left invalid by a build that was killed
+                self.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {q(name)}")
+            self.execute(create_sql(built, self.converted(table), []))
         with transaction.atomic(using=self.using):
             self.done_step(number)
 
-    def step_foreign_keys(self, number: int, table: str) -> None:
-        converted = self.converted()
-        names = dict(self.journal.progress.get("constraints", {}))
-        todo = []
-        for name, column, target, target_column, deferrable, deferred in self.foreign_keys(table):
-            if name.endswith(SUFFIX) or (table, column) not in converted:
-                continue
-            new = shadow(name)
-            names[f"{table}.{new}"] = name
-            referenced = (
-                shadow(target_column) if (target, target_column) in converted else target_column
-            )
-            timing = (
-                " DEFERRABLE INITIALLY DEFERRED"
-                if deferred
-                else (" DEFERRABLE" if deferrable else "")
-            )
-            todo.append(
-                (
-                    new,
-                    f"ALTER TABLE {q(table)} ADD CONSTRAINT {q(new)} FOREIGN KEY "
-                    f"({q(shadow(column))}) REFERENCES {q(target)} ({q(referenced)})"
-                    f"{timing} NOT VALID",
-                )
-            )
-        existing = {n for n, *_ in self.foreign_keys(table)}
+    def _constraints_of(self, table: str) -> dict[str, bool]:
+        found = self.rows(
+            "SELECT conname, convalidated FROM pg_constraint WHERE conrelid = %s::regclass",
+            [q(table)],
+        )
+        return {str(name): bool(valid) for name, valid in found}
+
+    def step_constraints(self, number: int, table: str) -> None:
+        """Copies of ``table``'s keys and checks, NOT VALID, then validated as the original."""
+        built = self.plan.built_of(table, "foreign key", "check")
+        existing = self._constraints_of(table)
+        todo = [
+            create_sql(b, self.converted(b.table), self.converted(b.target))
+            for b in built
+            if shadow(b.name) not in existing
+        ]
 
         def work(cursor: Any) -> None:
-            for new, sql in todo:
-                if new not in existing:
-                    cursor.execute(sql)
+            for sql in todo:
+                cursor.execute(sql)
 
-        self.short(self.journal.step, work, constraints=names)  # the keys, not yet valid
-        for new, _sql in todo:
-            with self.cursor() as cursor:
-                cursor.execute(f"ALTER TABLE {q(table)} VALIDATE CONSTRAINT {q(new)}")
+        self.short(self.journal.step, work)  # the copies, not yet valid
+        existing = self._constraints_of(table)
+        for b in built:
+            if b.validated and not existing.get(shadow(b.name)):
+                self.execute(f"ALTER TABLE {q(table)} VALIDATE CONSTRAINT {q(shadow(b.name))}")
         with transaction.atomic(using=self.using):
             self.done_step(number)
+
+    step_foreign_keys = step_constraints  # a journal written before checks were copied
 
     def step_swap(self, number: int, table: str) -> None:
-        columns = self.plan.columns_of(table)
-        names = {c.column for c in columns}
-        constraints: dict[str, str] = self.journal.progress.get("constraints", {})
-        indexes = self._index_plan(table)
-        pk_table = table == self.plan.facts.table
-        function = shadow(f"snowid_adopt_{table}")
+        self._compare_values(table)
+        self._compare_copies(table)
+        order = [s.table for s in self.plan.steps if s.action == "swap"]
+        self.short(number, Swap(self.plan, table, order).work)
 
-        def work(cursor: Any) -> None:
-            cursor.execute(f"LOCK TABLE {q(table)} IN ACCESS EXCLUSIVE MODE")
-            last = None
-            if pk_table and self.plan.facts.sequence:
-                cursor.execute(
-                    "SELECT pg_sequence_last_value(pg_get_serial_sequence(%s, %s)::regclass)",
-                    [table, self.plan.facts.column],
-                )
-                last = cursor.fetchone()[0]
-            # Foreign keys on the old columns: those pointing here, and this table's own.
-            cursor.execute(
-                """
-                SELECT c.conrelid::regclass::text, c.conname FROM pg_constraint c
-                JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = c.confkey[1]
-                WHERE c.contype = 'f' AND c.confrelid = %s::regclass AND a.attname = ANY(%s)
-                UNION
-                SELECT c.conrelid::regclass::text, c.conname FROM pg_constraint c
-                JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
-                WHERE c.contype = 'f' AND c.conrelid = %s::regclass AND a.attname = ANY(%s)
-                """,
-                [table, list(names), table, list(names)],
+    def _compare_values(self, table: str) -> None:
+        """Refuse the swap while a shadow differs (the next run copies those rows again)."""
+        columns = self.converted(table)
+        differs = " OR ".join(f"{q(shadow(c))} IS DISTINCT FROM {q(c)}" for c in columns)
+        sets = ", ".join(f"{q(shadow(c))} = {q(c)}" for c in columns)
+        recopy = list(self.journal.progress.get("recopy", []))
+        if table in recopy:
+            self.execute(f"UPDATE {q(table)} SET {sets} WHERE {differs}")
+            recopy.remove(table)
+            self.save(recopy=recopy)
+        (count,) = self.rows(f"SELECT count(*) FROM {q(table)} WHERE {differs}")[0]
+        if count:
+            self.save(recopy=[*recopy, table])
+            raise AdoptionError(
+                f"{count} rows of {table} differ from their shadow columns ({', '.join(columns)}): "
+                "written while the copying trigger was disabled? Nothing was swapped. Run again: "
+                "those rows are copied again, and compared, before the swap."
             )
-            for owner, name in cursor.fetchall():
-                cursor.execute(f"ALTER TABLE {owner} DROP CONSTRAINT {q(name)}")
-            cursor.execute(f"DROP TRIGGER IF EXISTS {q(function)} ON {q(table)}")
-            cursor.execute(f"DROP FUNCTION IF EXISTS {q(function)}()")
-            for c in columns:
-                cursor.execute(f"ALTER TABLE {q(table)} DROP COLUMN {q(c.column)}")
-                cursor.execute(
-                    f"ALTER TABLE {q(table)} RENAME COLUMN {q(shadow(c.column))} TO {q(c.column)}"
-                )
-                if not c.nullable:
-                    cursor.execute(
-                        f"ALTER TABLE {q(table)} ALTER COLUMN {q(c.column)} DROP DEFAULT"
-                    )
-            for index, new, _columns in indexes:
-                if index.constraint:
-                    kind = "PRIMARY KEY" if index.primary else "UNIQUE"
-                    cursor.execute(
-                        f"ALTER TABLE {q(table)} ADD CONSTRAINT {q(index.constraint)} "
-                        f"{kind} USING INDEX {q(new)}"
-                    )
-                else:
-                    cursor.execute(f"ALTER INDEX {q(new)} RENAME TO {q(index.name)}")
-            for key, old in constraints.items():
-                owner, new = key.split(".", 1)
-                if owner == table:
-                    cursor.execute(f"ALTER TABLE {q(table)} RENAME CONSTRAINT {q(new)} TO {q(old)}")
-            if last is not None or (pk_table and self.plan.facts.sequence):
-                column = self.plan.facts.column
-                cursor.execute(
-                    f"ALTER TABLE {q(table)} ALTER COLUMN {q(column)} "
-                    "ADD GENERATED BY DEFAULT AS IDENTITY"
-                )
-                if last is not None:
-                    cursor.execute(
-                        "SELECT setval(pg_get_serial_sequence(%s, %s)::regclass, %s)",
-                        [table, column, last],
-                    )
 
-        self.short(number, work)
+    def _compare_copies(self, table: str) -> None:
+        """Refuse the swap unless each copy defines what its original defines."""
+        names = [c.column for t in self.plan.tables for c in self.plan.columns_of(t)]
+        shown = dict(self.rows("SELECT x, quote_ident(x) FROM unnest(%s::text[]) x", [names]))
+        back = {shadow(name): shown[name] for name in names}
+        wrong = []
+        for built in self.plan.facts.rebuilt:
+            if table not in (built.table, built.target) or built.kind == "exclusion":
+                continue
+            copy = self._copy_of(built)
+            if copy is None or not same_definition(built, copy, lambda t: rename_columns(t, back)):
+                wrong.append(f"{built.kind} {built.name} of {built.table}: {copy or 'missing'}")
+        if wrong:
+            raise AdoptionError(
+                "The copies on the shadow columns do not define what their originals define; "
+                f"nothing was swapped: {'; '.join(wrong)}. Run --undo and then the switch again."
+            )
+
+    def _copy_of(self, built: Built) -> str | None:
+        if built.kind in ("index", "unique", "primary key"):
+            found = self.rows(
+                "SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c "
+                "ON c.oid = i.indexrelid WHERE c.relname = %s AND i.indrelid = %s::regclass",
+                [shadow(built.name), q(built.table)],
+            )
+        else:
+            found = self.rows(
+                "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = %s "
+                "AND conrelid = %s::regclass",
+                [shadow(built.name), q(built.table)],
+            )
+        return str(found[0][0]) if found else None
 
     def step_drop_identity(self, number: int, table: str) -> None:
         column = self.plan.facts.column
 
         def work(cursor: Any) -> None:
-            cursor.execute("SELECT pg_get_serial_sequence(%s, %s)", [table, column])
+            cursor.execute("SELECT pg_get_serial_sequence(%s, %s)", [q(table), column])
             sequence = cursor.fetchone()[0]
             cursor.execute(
                 f"ALTER TABLE {q(table)} ALTER COLUMN {q(column)} DROP IDENTITY IF EXISTS"
@@ -391,28 +315,46 @@ class Online:
 
         self.short(number, work)
 
+    def step_compare(self, number: int, table: str) -> None:
+        """Refuse to finish unless the catalog holds what it held before."""
+        before = self.journal.progress.get("catalog")
+        if before is not None:
+            after = catalog.snapshot(self.connection, self.tables())
+            widened = [(c.table, c.column) for c in self.plan.facts.columns if c.rewrite]
+            facts = self.plan.facts
+            changed = catalog.differences(before, after, widened, (facts.table, facts.column))
+            if changed:
+                raise AdoptionError(
+                    "The catalog differs from the one before the switch (integer -> bigint "
+                    f"aside): {'; '.join(changed)}. Put it right and run again: the switch "
+                    "finishes once nothing differs."
+                )
+        with transaction.atomic(using=self.using):
+            self.done_step(number)
+
     # ---------------------------------------------------------------- undo
     def undo(self) -> None:
-        """Take back every step before the first swap."""
+        """Take back every step before the first swap, under ``lock_timeout``, retried."""
         swaps = [s.number for s in self.plan.steps if s.action == "swap"]
         if swaps and self.journal.step >= swaps[0]:
             raise AdoptionError(
                 f"{self.plan.facts.label}: the swap has begun; the way back is a migration back "
                 "to AutoField/BigAutoField."
             )
-        constraints: dict[str, str] = self.journal.progress.get("constraints", {})
-        with self.cursor() as cursor:
-            for key in constraints:
-                owner, new = key.split(".", 1)
-                cursor.execute(f"ALTER TABLE {q(owner)} DROP CONSTRAINT IF EXISTS {q(new)}")
-            for table in self.plan.tables:
-                for index in self.indexes(table):
-                    if index.name.endswith(SUFFIX):
-                        cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {q(index.name)}")
-                function = shadow(f"snowid_adopt_{table}")
-                cursor.execute(f"DROP TRIGGER IF EXISTS {q(function)} ON {q(table)}")
-                cursor.execute(f"DROP FUNCTION IF EXISTS {q(function)}()")
-                for c in self.plan.columns_of(table):
-                    cursor.execute(
-                        f"ALTER TABLE {q(table)} DROP COLUMN IF EXISTS {q(shadow(c.column))}"
-                    )
+        for built in self.plan.facts.rebuilt:
+            if built.kind in ("foreign key", "check"):
+                name = q(shadow(built.name))
+                self._undo(f"ALTER TABLE {q(built.table)} DROP CONSTRAINT IF EXISTS {name}")
+            elif built.kind != "exclusion":
+                self._undo(
+                    f"DROP INDEX CONCURRENTLY IF EXISTS {q(shadow(built.name))}", atomic=False
+                )
+        for table in self.plan.tables:
+            function = q(trigger_name(table))
+            self._undo(f"DROP TRIGGER IF EXISTS {function} ON {q(table)}")
+            self._undo(f"DROP FUNCTION IF EXISTS {function}()")
+            for c in self.plan.columns_of(table):
+                self._undo(f"ALTER TABLE {q(table)} DROP COLUMN IF EXISTS {q(shadow(c.column))}")
+
+    def _undo(self, sql: str, *, atomic: bool = True) -> None:
+        self.retried(lambda cursor: cursor.execute(sql), atomic=atomic)

@@ -7,34 +7,20 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from django.db import models
 from django.db.migrations.operations import AlterField
 from django.db.models import Max
+from django.db.models.fields import NOT_PROVIDED
 
 from ..exceptions import AdoptionError
 from ..settings_layouts import get_layout
+from . import catalog
+from .holding import held_columns
 from .journal import record_done
 from .plan import NARROW_DB_TYPES
-from .relations import Holder, holders_of
 from .schema import column_types
+from .widen import widen_in_place
 
 __all__ = ["AdoptSnowflakeIds"]
-
-_SAME_WIDTH: dict[str, type[models.Field]] = {
-    "AutoField": models.IntegerField,
-    "SmallAutoField": models.SmallIntegerField,
-    "BigAutoField": models.BigIntegerField,
-}
-
-
-def _bare(key: models.Field, internal_type: str) -> models.Field:
-    """A plain integer column for ``key`` (no constraint), as wide as ``internal_type``."""
-
-    bare = _SAME_WIDTH.get(internal_type, models.BigIntegerField)(db_index=True, null=key.null)
-    bare.set_attributes_from_name(key.attname)
-    bare.column = key.column
-    bare.model = key.model
-    return bare
 
 
 def first_snowflake_id(layout_name: str | None, moment: datetime | None = None) -> int:
@@ -49,6 +35,47 @@ def check_below(label: str, old_max: int | None, first_id: int) -> None:
             f"({first_id}): new ids would not all be larger than the old ones. Nothing was "
             "changed."
         )
+
+
+def narrow_columns(connection: Any, model: Any) -> list[tuple[str, str]]:
+    """The columns of ``model``'s switch narrower than 64 bits on ``connection``."""
+    types: dict[str, dict[str, tuple[str, bool]]] = {}
+    found = []
+    for held in held_columns(connection, model):
+        if held.table not in types:
+            types[held.table] = column_types(connection, held.table)
+        if types[held.table].get(held.column, ("", True))[0].lower() in NARROW_DB_TYPES:
+            found.append((held.table, held.column))
+    return found
+
+
+def widen_keeping_the_catalog(schema_editor: Any, model: Any) -> None:
+    """``model``'s columns made bigint in place; :class:`AdoptionError` if the catalog
+    then differs from before (integer -> bigint aside)."""
+    connection = schema_editor.connection
+    pk = (model._meta.db_table, model._meta.pk.column)
+    columns = narrow_columns(connection, model)
+    tables = {pk[0], *(t for t, _ in columns)}
+    tables |= {r.table for r in catalog.references(connection, tables)}
+    before = catalog.snapshot(connection, tables)
+    widen_in_place(connection, columns, pk)
+    changed = catalog.differences(before, catalog.snapshot(connection, tables), columns, pk)
+    if changed:
+        raise AdoptionError(
+            f"Switching {model._meta.label} changed more than the columns' types; nothing is "
+            f"recorded: {'; '.join(changed)}"
+        )
+
+
+def _database_default(schema_editor: Any, model: Any) -> None:
+    new = model._meta.pk
+    if not (hasattr(new, "has_db_default") and new.has_db_default()):
+        return
+    old = new.clone()
+    old.db_default = NOT_PROVIDED
+    old.set_attributes_from_name(new.name)
+    old.model = model
+    schema_editor.alter_field(model, old, new)
 
 
 class AdoptSnowflakeIds(AlterField):
@@ -70,21 +97,15 @@ class AdoptSnowflakeIds(AlterField):
         if not self.allow_migrate_model(alias, to_model):
             return
         old_pk = from_model._meta.pk
-        width = old_pk.get_internal_type()
         old_max = from_model._base_manager.using(alias).aggregate(m=Max(old_pk.attname))["m"]
         started = datetime.now(timezone.utc)
         first_id = first_snowflake_id(getattr(self.field, "layout_name", None), started)
         check_below(to_model._meta.label, old_max, first_id)
-        keys = [h for h in holders_of(from_model) if h.kind != "pk"]
-        sqlite = schema_editor.connection.vendor == "sqlite"  # 64-bit integers, tables remade
-        for holder in [] if sqlite else keys:  # a column under a key cannot change type
-            for name in schema_editor._constraint_names(
-                holder.model, [holder.column], foreign_key=True
-            ):
-                schema_editor.execute(schema_editor._delete_fk_sql(holder.model, name))
-        super().database_forwards(app_label, schema_editor, from_state, to_state)
-        for holder in [] if sqlite else keys:  # what Django's AlterField left behind
-            self._widen(schema_editor, to_state, holder, width)
+        if schema_editor.connection.vendor == "sqlite":  # 64-bit integers, tables remade
+            super().database_forwards(app_label, schema_editor, from_state, to_state)
+        else:
+            widen_keeping_the_catalog(schema_editor, from_model)
+            _database_default(schema_editor, to_model)
         record_done(
             alias,
             label=to_model._meta.label,
@@ -94,20 +115,6 @@ class AdoptSnowflakeIds(AlterField):
             old_max=old_max,
             started=started,
         )
-
-    @staticmethod
-    def _widen(schema_editor: Any, to_state: Any, holder: Holder, width: str) -> None:
-        """``holder``'s column 64-bit, under its foreign key."""
-        model = to_state.apps.get_model(holder.model._meta.label)
-        field = model._meta.get_field(holder.field.name)
-        table, column = model._meta.db_table, holder.column
-        db_type = column_types(schema_editor.connection, table).get(column, ("", True))[0]
-        if db_type.lower() in NARROW_DB_TYPES:
-            schema_editor.alter_field(model, _bare(field, width), _bare(field, "BigAutoField"))
-        if not schema_editor._constraint_names(model, [column], foreign_key=True):
-            schema_editor.execute(
-                schema_editor._create_fk_sql(model, field, "_fk_%(to_table)s_%(to_column)s")
-            )
 
     def database_backwards(
         self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any

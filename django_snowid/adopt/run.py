@@ -17,8 +17,11 @@ from .journal import forget
 from .migration import record_applied, remove_unapplied, write_migrations
 from .online import Online
 from .plan import Plan, build_plan
+from .recorder import widen_recorder
 
 __all__ = ["adopted", "current_plan", "execute", "undo"]
+
+Out = Callable[[str], None]
 
 
 def _running(label: str, using: str) -> IdAdoption | None:
@@ -51,6 +54,30 @@ def _journal_exists(using: str) -> bool:
     return IdAdoption._meta.db_table in connections[using].introspection.table_names()
 
 
+def _start(plan: Plan, using: str) -> IdAdoption:
+    facts = plan.facts
+    journal = IdAdoption.objects.using(using).filter(label=facts.label).first() or IdAdoption(
+        label=facts.label
+    )
+    journal.table, journal.column = facts.table, facts.column
+    journal.first_id, journal.old_max = facts.first_id, facts.old_max
+    journal.state, journal.step, journal.progress = "running", 0, {}
+    journal.plan = plan.as_dict()
+    journal.started_at, journal.finished_at = datetime.now(timezone.utc), None
+    journal.save(using=using)
+    return journal
+
+
+def _write(label: str, plan: Plan, journal: IdAdoption, using: str, out: Out) -> None:
+    """Step 1: the migration files (a half-written one goes first)."""
+    remove_unapplied(plan.facts.migrations, using=using)
+    _, changes = read_facts(label, using=using)
+    write_migrations(changes, plan.facts.migrations, using=using)
+    out(f"step 1/{len(plan.steps)}: {plan.steps[0].what}")
+    journal.step = 1
+    journal.save(using=using, update_fields=["step"])
+
+
 def execute(
     label: str,
     plan: Plan,
@@ -59,42 +86,20 @@ def execute(
     batch_size: int,
     throttle: float,
     lock_timeout_ms: int,
-    out: Callable[[str], None],
+    out: Out,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> None:
     facts = plan.facts
     if facts.refusals:
         raise AdoptionError(" ".join(facts.refusals))
-    journal = _running(label, using)
-    if journal is None:
-        journal = IdAdoption.objects.using(using).filter(label=facts.label).first() or IdAdoption(
-            label=facts.label
-        )
-        journal.table, journal.column = facts.table, facts.column
-        journal.first_id, journal.old_max = facts.first_id, facts.old_max
-        journal.state, journal.step, journal.progress = "running", 0, {}
-        journal.plan = plan.as_dict()
-        journal.started_at, journal.finished_at = datetime.now(timezone.utc), None
-        journal.save(using=using)
+    journal = _running(label, using) or _start(plan, using)
     if journal.step < 1:
-        remove_unapplied(facts.migrations, using=using)  # half-written by a run killed here
-        _, changes = read_facts(label, using=using)
-        write_migrations(changes, facts.migrations, using=using)
-        out(f"step 1/{len(plan.steps)}: {plan.steps[0].what}")
-        journal.step = 1
-        journal.save(using=using, update_fields=["step"])
+        _write(label, plan, journal, using, out)
     if plan.online:
-        online = Online(
-            plan,
-            journal,
-            using=using,
-            batch_size=batch_size,
-            throttle=throttle,
-            lock_timeout_ms=lock_timeout_ms,
-            out=out,
-            progress=progress,
-        )
+        online = Online(plan, journal, using=using, batch_size=batch_size, throttle=throttle)
+        online.lock_timeout_ms, online.out, online.progress = lock_timeout_ms, out, progress
         online.run(journal.step)
+        widen_recorder(using)  # its rows take Snowflake ids
         with transaction.atomic(using=using):
             record_applied(facts.migrations, using=using)
             _finish(journal, using)
@@ -115,13 +120,13 @@ def _finish(journal: IdAdoption, using: str) -> None:
     journal.save(using=using)
 
 
-def undo(label: str, *, using: str, out: Callable[[str], None]) -> None:
+def undo(label: str, *, using: str, out: Out, lock_timeout_ms: int = 500) -> None:
     journal = _running(label, using)
     if journal is None:
         raise AdoptionError(f"{label}: no switch is under way to undo.")
     plan = Plan.from_dict(journal.plan)
     if plan.online:
-        Online(plan, journal, using=using, out=out).undo()
+        Online(plan, journal, using=using, out=out, lock_timeout_ms=lock_timeout_ms).undo()
     removed = remove_unapplied(plan.facts.migrations, using=using)
     journal.state = "undone"
     journal.save(using=using, update_fields=["state"])

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["column_types"]
+__all__ = ["column_types", "fetch_all"]
+
+
+def fetch_all(connection: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+    """The rows ``sql`` returns on ``connection``."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, list(params))
+        return list(cursor.fetchall())
 
 
 def column_types(connection: Any, table: str) -> dict[str, tuple[str, bool]]:

@@ -8,7 +8,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Final, NamedTuple
 
-__all__ = ["KINDS", "AuditReport", "Finding"]
+from ..inventory import field_label
+
+__all__ = ["KINDS", "AuditReport", "AuditRun", "Finding", "GroupAudit"]
 
 #: Every kind of finding, with what it means (the docs page says what to do).
 KINDS: Final[dict[str, str]] = {
@@ -101,3 +103,26 @@ class AuditRun(NamedTuple):
     tolerance: timedelta
     batch_size: int
     using: str | None
+
+
+class GroupAudit:
+    """Fields read as one sorted run: rows counted by batch, findings under each label."""
+
+    def __init__(self, report: AuditReport, members: list[Any]) -> None:
+        self.report = report
+        self.labels = {id(each): field_label(each) for each in members}
+        self.rows = dict.fromkeys(self.labels, 0)
+
+    def read(self, field: Any, batch: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+        self.rows[id(field)] += len(batch)
+        return batch
+
+    def add(self, kind: str, each: Any, pk: Any, value: int, detail: str, other: str = "") -> None:
+        self.report.add(Finding(kind, self.labels[id(each)], str(pk), str(value), detail, other))
+
+    def row(self, each: Any, pk: Any) -> str:
+        return f"{self.labels[id(each)]} pk={pk}"
+
+    def count_rows(self) -> None:
+        for key, label in self.labels.items():
+            self.report.count_rows(label, self.rows[key])

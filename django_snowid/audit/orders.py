@@ -11,8 +11,7 @@ from django.db import models
 from ..core.check_digits import CHECK_DIGITS
 from ..core.order_format import OrderNumberFormat
 from ..exceptions import InvalidId
-from ..inventory import field_label
-from .findings import AuditRun, Finding
+from .findings import AuditRun, GroupAudit
 from .scan import merged_values
 
 __all__ = ["audit_orders"]
@@ -34,89 +33,80 @@ def audit_orders(fields: Iterable[models.Field], run: AuditRun) -> None:
         _audit_stream(stream, fmt, members, run)
 
 
-def _audit_stream(
-    stream: str,
-    fmt: OrderNumberFormat,
-    members: list[Any],
-    run: AuditRun,
-) -> None:
-    report, now, tolerance, batch_size, using = run
-    labels = {id(each): field_label(each) for each in members}
+def _audit_stream(stream: str, fmt: OrderNumberFormat, members: list[Any], run: AuditRun) -> None:
+    audit = _StreamAudit(stream, fmt, members, run)
     seq_factor = fmt.shard_count  # a number is (stem, sequence, shard) in this base
     stem_factor = (fmt.max_sequence + 1) * seq_factor
     max_sequence = fmt.max_sequence
     check_digit = CHECK_DIGITS[fmt.check_digit] if fmt.check_digit else None
-    latest_second = fmt.local_second(now + tolerance)
-    latest_text = (now + tolerance).isoformat()
+    latest_second = fmt.local_second(run.now + run.tolerance)
     # Numbers come sorted: a stem is read (and its date checked) once per run of it.
     last_stem, last_second, last_error = -1, 0, ""
-    counts = dict.fromkeys(labels, 0)
     previous: tuple[int, Any, Any] | None = None  # (position, field, pk)
-
-    def outside(each: Any, pk: Any, value: int, why: str) -> None:
-        report.add(
-            Finding(
-                "order_outside_format",
-                labels[id(each)],
-                str(pk),
-                str(value),
-                f"{why}: not a number of stream {stream!r} ({fmt.describe()})",
-            )
-        )
-
-    for value, each, pk in merged_values(members, batch_size=batch_size, using=using):
-        counts[id(each)] += 1
+    rows = merged_values(members, batch_size=run.batch_size, using=run.using, read=audit.read)
+    for value, each, pk in rows:
         if not 0 < value <= MAX_INT64:
-            outside(each, pk, value, f"outside 1..{MAX_INT64}")
+            audit.outside(each, pk, value, f"outside 1..{MAX_INT64}")
             continue
         body = value
         if check_digit is not None:
             body, digit = divmod(value, 10)
             if check_digit(body) != digit:
-                outside(each, pk, value, "its check digit fails")
+                audit.outside(each, pk, value, "its check digit fails")
                 continue
         stem, rest = divmod(body, stem_factor)
         sequence = rest // seq_factor
         if stem != last_stem:
-            last_stem, last_error = stem, ""
-            try:
-                last_second = fmt.local_second_of_stem(stem)
-            except InvalidId as exc:
-                last_error = str(exc).split(":")[0]
+            last_stem, (last_second, last_error) = stem, _second_of_stem(fmt, stem)
         if last_error:
-            outside(each, pk, value, last_error)
+            audit.outside(each, pk, value, last_error)
             continue
         if not 1 <= sequence <= max_sequence:
-            outside(each, pk, value, f"sequence {sequence} outside 1..{max_sequence}")
+            audit.outside(each, pk, value, f"sequence {sequence} outside 1..{max_sequence}")
             continue
         if last_second > latest_second:
-            report.add(
-                Finding(
-                    "order_from_future",
-                    labels[id(each)],
-                    str(pk),
-                    str(value),
-                    f"second {stem:012d} ({fmt.zone}) is after {latest_text} (now + tolerance)",
-                )
-            )
-        # Concealing permutes a second's sequences: a repeat shown is a repeat.
-
+            audit.from_future(each, pk, value, stem)
         position = body // seq_factor
         if previous is not None and previous[0] == position:
-            other = f"{labels[id(previous[1])]} pk={previous[2]}"
-            if fmt.conceal:
-                sequence = fmt.true_sequence(last_second, sequence)
-            report.add(
-                Finding(
-                    "order_position_repeated",
-                    labels[id(each)],
-                    str(pk),
-                    str(value),
-                    f"second {stem:012d}, sequence {sequence} of stream {stream!r} also "
-                    f"issued to {other}",
-                    other=other,
-                )
-            )
+            other = audit.row(previous[1], previous[2])
+            audit.repeated(each, pk, value, other, stem=stem, second=last_second, seq=sequence)
         previous = (position, each, pk)
-    for each in members:
-        report.count_rows(labels[id(each)], counts[id(each)])
+    audit.count_rows()
+
+
+def _second_of_stem(fmt: OrderNumberFormat, stem: int) -> tuple[int, str]:
+    """(the second, ``""``) of a stem, or (0, why it is no second of ``fmt``)."""
+    try:
+        return fmt.local_second_of_stem(stem), ""
+    except InvalidId as exc:
+        return 0, str(exc).split(":")[0]
+
+
+class _StreamAudit(GroupAudit):
+    """The audit of one stream's columns: its findings, and why each is one."""
+
+    def __init__(
+        self, stream: str, fmt: OrderNumberFormat, members: list[Any], run: AuditRun
+    ) -> None:
+        super().__init__(run.report, members)
+        self.stream, self.fmt = stream, fmt
+        self.latest_text = (run.now + run.tolerance).isoformat()
+
+    def outside(self, each: Any, pk: Any, value: int, why: str) -> None:
+        why = f"{why}: not a number of stream {self.stream!r} ({self.fmt.describe()})"
+        self.add("order_outside_format", each, pk, value, why)
+
+    def from_future(self, each: Any, pk: Any, value: int, stem: int) -> None:
+        why = f"second {stem:012d} ({self.fmt.zone}) is after {self.latest_text} (now + tolerance)"
+        self.add("order_from_future", each, pk, value, why)
+
+    def repeated(
+        self, each: Any, pk: Any, value: int, other: str, *, stem: int, second: int, seq: int
+    ) -> None:
+        # Concealing permutes a second's sequences: a repeat shown is a repeat.
+        sequence = self.fmt.true_sequence(second, seq) if self.fmt.conceal else seq
+        why = (
+            f"second {stem:012d}, sequence {sequence} of stream {self.stream!r} also "
+            f"issued to {other}"
+        )
+        self.add("order_position_repeated", each, pk, value, why, other=other)

@@ -4,7 +4,9 @@ bits aside). Legacy ids are counted, not checked."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable
+from operator import itemgetter
 from typing import Any
 
 from django.db import models
@@ -12,9 +14,8 @@ from django.db import models
 from ..adopt.journal import legacy_boundary
 from ..conf import conf
 from ..core.layout import Layout
-from ..inventory import field_label
 from ..workers.sources import LEASE_SOURCES
-from .findings import AuditRun, Finding
+from .findings import AuditRun, GroupAudit
 from .scan import merged_values
 
 __all__ = ["audit_snowflakes"]
@@ -44,99 +45,103 @@ def audit_snowflakes(fields: Iterable[models.Field], run: AuditRun) -> None:
         _audit_layout(layout, members, run)
 
 
-def _audit_layout(
-    layout: Layout,
-    members: list[Any],
-    run: AuditRun,
-) -> None:
-    report, now, tolerance, batch_size, using = run
-    labels = {id(each): field_label(each) for each in members}
+def _audit_layout(layout: Layout, members: list[Any], run: AuditRun) -> None:
+    audit = _LayoutAudit(layout, members, run)
     # No shard bits where the rows give none: the generator leaves them at 0.
     unsharded = {id(each) for each in members if each.shard_from is None}
-    max_id = layout.max_id
-    latest = layout.max_id_at(now + tolerance)
-    latest_text = (now + tolerance).isoformat()
+    max_id, latest = layout.max_id, layout.max_id_at(run.now + run.tolerance)
     shard_bits, max_shard = layout.shard_bits, layout.max_shard
-    leased_bits = layout.node_parts[-1].bits if layout.node_parts else 0
-    leased_shift = layout.node_shift
-    leased_mask = (1 << leased_bits) - 1
-    leased_limit = _leased_limit(layout)
-
-    def outside(each: Any, pk: Any, value: int, why: str) -> None:
-        report.add(Finding("id_outside_layout", labels[id(each)], str(pk), str(value), why))
-
-    counts = dict.fromkeys(labels, 0)
-    # Ids below the first Snowflake id of an adopted model's switch are its old ids.
-    boundaries = {
-        id(each): legacy_boundary(each.model, using=using) or 0
-        for each in members
-        if each.primary_key
-    }
-    legacy = dict.fromkeys(boundaries, 0)
+    leased_shift, leased_mask, leased_limit = _leased_bits(layout)
+    rows = merged_values(members, batch_size=run.batch_size, using=run.using, read=audit.read)
     # The row before, in the run sorted by value: (position, field, pk).
     last_position, last_field, last_pk = -1, None, None
-    for value, each, pk in merged_values(members, batch_size=batch_size, using=using):
-        counts[id(each)] += 1
-        if 0 <= value < boundaries.get(id(each), 0):
-            legacy[id(each)] += 1
-            continue
+    for value, each, pk in rows:
         if value < 0 or value > max_id:
-            outside(
-                each,
-                pk,
-                value,
-                f"outside 0..{max_id}, the ids of layout {layout.name!r} ({layout.describe()})",
-            )
+            audit.out_of_range(each, pk, value)
             continue
         if value > latest:
-            made = layout.decode(value).time.isoformat()
-            report.add(
-                Finding(
-                    "id_from_future",
-                    labels[id(each)],
-                    str(pk),
-                    str(value),
-                    f"made at {made}, after {latest_text} (now + tolerance)",
-                )
-            )
+            audit.from_future(each, pk, value)
         if value & max_shard and id(each) in unsharded:
-            outside(
-                each,
-                pk,
-                value,
-                f"shard bits {value & max_shard} set, but the field has "
-                "no shard_from: its ids end with shard 0",
-            )
+            audit.shard_set(each, pk, value)
         if leased_limit is not None and (value >> leased_shift) & leased_mask >= leased_limit:
-            worker = (value >> leased_shift) & leased_mask
-            outside(
-                each,
-                pk,
-                value,
-                f"leased worker id {worker}, but "
-                f"SNOWID_WORKER_POOL_SIZE={leased_limit} leases only 0..{leased_limit - 1}",
-            )
+            audit.not_leased(each, pk, value, (value >> leased_shift) & leased_mask, leased_limit)
         position = value >> shard_bits
         if position == last_position:
-            decoded = layout.decode(value)
-            other = f"{labels[id(last_field)]} pk={last_pk}"
-            report.add(
-                Finding(
-                    "worker_tick_reused",
-                    labels[id(each)],
-                    str(pk),
-                    str(value),
-                    f"tick {decoded.tick} ({decoded.time.isoformat()}), node "
-                    f"{decoded.node} {decoded.parts}, sequence {decoded.sequence} also in "
-                    f"{other}: one worker id used twice in one tick",
-                    other=other,
-                )
-            )
+            audit.tick_reused(each, pk, value, audit.row(last_field, last_pk))
         last_position, last_field, last_pk = position, each, pk
-    for each in members:
-        report.count_rows(labels[id(each)], counts[id(each)])
-        if legacy.get(id(each)):
-            report.notes.append(
-                f"{labels[id(each)]}: {legacy[id(each)]} legacy ids (below "
-                f"{boundaries[id(each)]}, from before Snowflake ids were adopted): not checked."
-            )
+    audit.count_rows()
+    audit.note_legacy()
+
+
+def _leased_bits(layout: Layout) -> tuple[int, int, int | None]:
+    """(shift, mask, limit) of the leased node part; ``None``: no limit on its values."""
+    bits = layout.node_parts[-1].bits if layout.node_parts else 0
+    return layout.node_shift, (1 << bits) - 1, _leased_limit(layout)
+
+
+class _LayoutAudit(GroupAudit):
+    """One layout's audit: the legacy ids it leaves out, its findings and why each is one."""
+
+    def __init__(self, layout: Layout, members: list[Any], run: AuditRun) -> None:
+        super().__init__(run.report, members)
+        self.layout = layout
+        self.latest_text = (run.now + run.tolerance).isoformat()
+        # Ids below the first Snowflake id of an adopted model's switch are its old ids.
+        self.boundaries = {
+            id(each): legacy_boundary(each.model, using=run.using) or 0
+            for each in members
+            if each.primary_key
+        }
+        self.legacy = dict.fromkeys(self.boundaries, 0)
+
+    def read(self, field: Any, batch: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+        """The rows of ``batch`` to check: all but the legacy ids (sorted: a slice)."""
+        batch = super().read(field, batch)
+        boundary = self.boundaries.get(id(field), 0)
+        if not boundary or batch[0][0] >= boundary or batch[-1][0] < 0:
+            return batch
+        start = bisect_left(batch, 0, key=itemgetter(0))
+        end = bisect_left(batch, boundary, key=itemgetter(0))
+        self.legacy[id(field)] += end - start
+        return batch[:start] + batch[end:]
+
+    def note_legacy(self) -> None:
+        for key, boundary in self.boundaries.items():
+            if self.legacy[key]:
+                self.report.notes.append(
+                    f"{self.labels[key]}: {self.legacy[key]} legacy ids (below {boundary}, "
+                    "from before Snowflake ids were adopted): not checked."
+                )
+
+    def out_of_range(self, each: Any, pk: Any, value: int) -> None:
+        layout = self.layout
+        why = f"outside 0..{layout.max_id}, the ids of layout {layout.name!r} ({layout.describe()})"
+        self.add("id_outside_layout", each, pk, value, why)
+
+    def shard_set(self, each: Any, pk: Any, value: int) -> None:
+        why = (
+            f"shard bits {value & self.layout.max_shard} set, but the field has "
+            "no shard_from: its ids end with shard 0"
+        )
+        self.add("id_outside_layout", each, pk, value, why)
+
+    def not_leased(self, each: Any, pk: Any, value: int, worker: int, limit: int) -> None:
+        why = (
+            f"leased worker id {worker}, but "
+            f"SNOWID_WORKER_POOL_SIZE={limit} leases only 0..{limit - 1}"
+        )
+        self.add("id_outside_layout", each, pk, value, why)
+
+    def from_future(self, each: Any, pk: Any, value: int) -> None:
+        made = self.layout.decode(value).time.isoformat()
+        why = f"made at {made}, after {self.latest_text} (now + tolerance)"
+        self.add("id_from_future", each, pk, value, why)
+
+    def tick_reused(self, each: Any, pk: Any, value: int, other: str) -> None:
+        decoded = self.layout.decode(value)
+        why = (
+            f"tick {decoded.tick} ({decoded.time.isoformat()}), node "
+            f"{decoded.node} {decoded.parts}, sequence {decoded.sequence} also in "
+            f"{other}: one worker id used twice in one tick"
+        )
+        self.add("worker_tick_reused", each, pk, value, why, other=other)

@@ -16,6 +16,7 @@ from operator import length_hint
 from typing import Final
 
 from ..exceptions import ClockMovedBackwards, GeneratorForked, TimeBitsExhausted
+from .clocks import moved_clock_hint
 from .layout import Layout
 
 __all__ = ["FREE_THREADED", "Clock", "Reporter", "SnowflakeGenerator"]
@@ -159,12 +160,7 @@ class SnowflakeGenerator:
     def _enter_current_tick(self) -> None:
         """Make ``self._ids`` serve the current tick, waiting or raising as needed (called
         with the lock held)."""
-        if os.getpid() != self._pid:
-            raise GeneratorForked(
-                f"This Snowflake generator (worker node {self.node}) was created in process "
-                f"{self._pid} and used in its forked child {os.getpid()}; the child would repeat "
-                "the parent's ids. Create generators after the fork, each with its own worker id."
-            )
+        self._refuse_forked()
         while True:
             now = self._clock()
             if self._tick_start_ns <= now < self._tick_end_ns:
@@ -185,11 +181,29 @@ class SnowflakeGenerator:
                 raise ClockMovedBackwards(
                     behind_ms=behind_ns / 1_000_000,
                     tolerance_ms=self.backwards_tolerance_ms,
+                    hint=moved_clock_hint(),
                 )
             self._report.clock_wait(max(behind_ns, 0) / 1_000_000)
             self._wait_until(self.layout.ns_of_tick(self.last_tick + 1))
 
+    def _refuse_forked(self) -> None:
+        if os.getpid() != self._pid:
+            raise GeneratorForked(
+                f"This Snowflake generator (worker node {self.node}) was created in process "
+                f"{self._pid} and used in its forked child {os.getpid()}; the child would repeat "
+                "the parent's ids. Create generators after the fork, each with its own worker id."
+            )
+
     def _start_tick(self, tick: int) -> None:
+        # Right after a tick whose ids were all taken: full load, start at 0.
+        after_full = (
+            tick == self.last_tick + 1 and self._ids is not _EMPTY and not length_hint(self._ids)
+        )
+        self._serve(self._open_tick(tick, after_full=after_full), tick)
+        self.last_tick = tick
+
+    def _open_tick(self, tick: int, *, after_full: bool) -> Iterator[int]:
+        """The ids of ``tick`` (guarded), from a random offset unless ``after_full``."""
         if self._guard is not None:
             self._guard()
         if tick > self.layout.max_tick or tick < 0:
@@ -208,20 +222,18 @@ class SnowflakeGenerator:
         step = self.layout.id_step  # ids issued here have shard 0: the caller ORs its shard in
         first = self.layout.base(tick, self.node)
         end = first + self.layout.node_span
-        if self._spread_bits and not (
-            # Right after a tick whose ids were all taken: full load, start at 0.
-            tick == self.last_tick + 1 and self._ids is not _EMPTY and not length_hint(self._ids)
-        ):
+        if self._spread_bits and not after_full:
             first += self._random_bits(self._spread_bits) * step
-        start_ns = self.layout.ns_of_tick(tick)
+        return iter(range(first, end, step))
+
+    def _serve(self, ids: Iterator[int], tick: int) -> None:
+        """Serve ``ids`` while the clock reads ``tick``."""
         # Publish the iterator before the bounds: a thread of the fast path that reads
         # the old bounds with the new iterator still gets a fresh, unique id.
-        ids = iter(tick_ids := range(first, end, step))
-        self._counted = (self.issued(), len(tick_ids), ids)
+        self._counted = (self.issued(), length_hint(ids), ids)
         self._ids = ids
-        self._tick_start_ns = start_ns
+        self._tick_start_ns = self.layout.ns_of_tick(tick)
         self._tick_end_ns = self.layout.ns_of_tick(tick + 1)
-        self.last_tick = tick
 
     def _wait_until(self, target_ns: int) -> None:
         while True:

@@ -151,6 +151,18 @@ class Layout:
     def __post_init__(self) -> None:
         object.__setattr__(self, "epoch", parse_epoch(self.epoch))
         object.__setattr__(self, "node_parts", tuple(self.node_parts))
+        self._check_widths()
+        self._measure()
+        if self.spread_bits is None:
+            object.__setattr__(self, "spread_bits", default_spread_bits(self.sequence_bits))
+        elif not _within(self.spread_bits, self.sequence_bits):
+            raise LayoutError(
+                f"spread_bits must be an integer from 0 to sequence_bits ({self.sequence_bits}), "
+                f"not {self.spread_bits!r}."
+            )
+        self._check_fits()
+
+    def _check_widths(self) -> None:
         for label, bits, lowest in (
             ("time_bits", self.time_bits, 1),
             ("sequence_bits", self.sequence_bits, 0),
@@ -170,21 +182,16 @@ class Layout:
                     f"Node part {part.name!r} needs at least 1 bit, not {part.bits!r}."
                 )
             seen.add(part.name)
-        self._measure()
-        if self.spread_bits is None:
-            object.__setattr__(self, "spread_bits", default_spread_bits(self.sequence_bits))
-        elif not _within(self.spread_bits, self.sequence_bits):
-            raise LayoutError(
-                f"spread_bits must be an integer from 0 to sequence_bits ({self.sequence_bits}), "
-                f"not {self.spread_bits!r}."
-            )
+
+    def _check_fits(self) -> None:
+        """The bits fit a signed BIGINT, and every tick decodes to a datetime."""
         if self.total_bits > MAX_BITS:
             raise LayoutError(
                 f"The layout {self.describe()} needs {self.total_bits} bits; at most "
                 f"{MAX_BITS} fit (the sign bit of a BIGINT stays 0)."
             )
         try:
-            self.exhausted_at  # noqa: B018  (every tick must decode to a datetime)
+            self.exhausted_at  # noqa: B018
         except OverflowError:
             raise LayoutError(
                 f"The time bits of layout {self.describe()} reach past the year 9999; "
@@ -431,30 +438,7 @@ def layout_from_spec(
     if isinstance(spec, Layout):
         # A Layout object carries its own epoch; only its name may change.
         return replace(spec, name=name) if name else spec
-    values: dict[str, Any] = {}
-    base: Layout | None
-    if isinstance(spec, str):
-        if spec not in PRESETS:
-            raise LayoutError(f"Unknown layout preset {spec!r}; presets are {sorted(PRESETS)}.")
-        base = PRESETS[spec]
-    elif isinstance(spec, Mapping):
-        unknown = sorted(set(spec) - _SPEC_KEYS)
-        if unknown:
-            raise LayoutError(
-                f"Unknown layout keys {unknown}; expected some of {sorted(_SPEC_KEYS)}."
-            )
-        preset = spec.get("preset")
-        if preset is not None and preset not in PRESETS:
-            raise LayoutError(f"Unknown layout preset {preset!r}; presets are {sorted(PRESETS)}.")
-        base = PRESETS[preset] if preset else None
-        values = dict(spec)
-        if base is None:
-            missing = [k for k in ("time_bits", "node", "sequence_bits") if k not in spec]
-            if missing:
-                raise LayoutError(f"The layout {dict(spec)!r} lacks {missing}.")
-    else:
-        raise LayoutError(f"A layout is a preset name or a mapping, not {spec!r}.")
-
+    base, values = _preset_and_keys(spec)
     chosen_epoch = values.get("epoch", epoch if epoch is not None else base.epoch if base else None)
     return Layout(
         time_bits=values.get("time_bits", base.time_bits if base else 0),
@@ -470,3 +454,24 @@ def layout_from_spec(
         ),
         name=name or (base.name if base is not None and not values else "custom"),
     )
+
+
+def _preset_and_keys(spec: object) -> tuple[Layout | None, dict[str, Any]]:
+    """The preset a spec starts from (``None``: none) and the keys it sets."""
+    if isinstance(spec, str):
+        if spec not in PRESETS:
+            raise LayoutError(f"Unknown layout preset {spec!r}; presets are {sorted(PRESETS)}.")
+        return PRESETS[spec], {}
+    if not isinstance(spec, Mapping):
+        raise LayoutError(f"A layout is a preset name or a mapping, not {spec!r}.")
+    unknown = sorted(set(spec) - _SPEC_KEYS)
+    if unknown:
+        raise LayoutError(f"Unknown layout keys {unknown}; expected some of {sorted(_SPEC_KEYS)}.")
+    preset = spec.get("preset")
+    if preset is not None and preset not in PRESETS:
+        raise LayoutError(f"Unknown layout preset {preset!r}; presets are {sorted(PRESETS)}.")
+    if preset is None:
+        missing = [k for k in ("time_bits", "node", "sequence_bits") if k not in spec]
+        if missing:
+            raise LayoutError(f"The layout {dict(spec)!r} lacks {missing}.")
+    return (None if preset is None else PRESETS[preset]), dict(spec)

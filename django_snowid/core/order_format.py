@@ -148,11 +148,7 @@ class OrderNumberFormat:
         check = 1 if self.check_digit else 0
         digits = STEM_DIGITS + self.sequence_digits + self.shard_digits + check
         if digits > 19:
-            plus = " + 1 check digit" if check else ""
-            raise LayoutError(
-                f"A decimal order number of {STEM_DIGITS} + {self.sequence_digits} + "
-                f"{self.shard_digits}{plus} = {digits} digits does not fit 19 digits."
-            )
+            raise LayoutError(self._too_many_digits(digits, check))
         last_stem = (MUST_FIT_UNTIL_YEAR % 100) * 10**10 + 1231235959
         largest = self._pack(last_stem, self.max_sequence, self.shard_count - 1)
         largest = largest * 10 + 9 if check else largest
@@ -163,6 +159,25 @@ class OrderNumberFormat:
                 f"{self.shard_digits} shard digits{with_check} overflows a signed 64-bit "
                 f"integer before the end of {MUST_FIT_UNTIL_YEAR} ({largest} > {MAX_INT64})."
             )
+
+    def _too_many_digits(self, digits: int, check: int) -> str:
+        plus = " + 1 check digit" if check else ""
+        over = digits - 19
+        ways = [
+            f"{name}={value - over}"
+            for name, value, lowest in (
+                ("sequence_digits", self.sequence_digits, 1),
+                ("shard_digits", self.shard_digits, 0),
+            )
+            if value - over >= lowest
+        ]
+        fix = (
+            f": give up {over} digit{'s' if over > 1 else ''}, {' or '.join(ways)}" if ways else ""
+        )
+        return (
+            f"A decimal order number of {STEM_DIGITS} + {self.sequence_digits} + "
+            f"{self.shard_digits}{plus} = {digits} digits does not fit 19 digits{fix}."
+        )
 
     @cached_property  # on the hot path of every number; the format never changes
     def max_sequence(self) -> int:

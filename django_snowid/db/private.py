@@ -3,6 +3,7 @@ one small function each (see CONTRIBUTING.md, "Project layout")."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -18,9 +19,11 @@ __all__ = [
     "is_in_memory_sqlite",
     "kept_cursor",
     "last_insert_id",
+    "migration_recorder_model",
     "model_admin",
     "new_connection",
     "operator_sql",
+    "test_environment_is_set_up",
     "unique_constraints",
     "wrap_insert",
 ]
@@ -39,6 +42,14 @@ def wrap_insert(model: type[models.Model], wrap: Callable[[Callable[..., Any]], 
 def default_auto_field_overridden(config: AppConfig) -> bool:
     """Whether ``config`` sets ``default_auto_field`` itself."""
     return bool(getattr(config, "_is_default_auto_field_overridden", False))
+
+
+def migration_recorder_model() -> type[models.Model]:
+    """The model of ``django_migrations`` (``MigrationRecorder.Migration``): it has no app
+    config, so its key follows ``DEFAULT_AUTO_FIELD``."""
+    from django.db.migrations.recorder import MigrationRecorder
+
+    return MigrationRecorder.Migration
 
 
 def model_admin(site: AdminSite, model: type[models.Model]) -> ModelAdmin | None:
@@ -91,3 +102,9 @@ def unique_constraints(connection: Any, table: str, column: str) -> frozenset[st
 def operator_sql(connection: Any, lookup_name: str, rhs: str) -> str:
     """The SQL of the built-in lookup ``lookup_name`` (``"gte"``, ``"lt"``) with ``rhs``."""
     return str(connection.operators[lookup_name] % rhs)
+
+
+def test_environment_is_set_up() -> bool:
+    """Whether ``setup_test_environment()`` ran (and no teardown): ``_TestState.saved_data``."""
+    utils = sys.modules.get("django.test.utils")
+    return utils is not None and hasattr(utils._TestState, "saved_data")

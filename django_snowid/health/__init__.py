@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from health_check import HealthCheck
-from health_check.exceptions import ServiceUnavailable, ServiceWarning
+from health_check.exceptions import HealthCheckException, ServiceUnavailable, ServiceWarning
 
 from . import probes
 
@@ -42,7 +42,11 @@ class _Check(HealthCheck):
             raise ServiceWarning(" ".join(warnings))
 
     def check_status(self, subset: Any = None) -> None:
-        self.run()
+        # 3.24 logs a raised error with its traceback, one handed to add_error in a line.
+        try:
+            self.run()
+        except HealthCheckException as exc:
+            self.add_error(exc)
 
 
 @dataclasses.dataclass

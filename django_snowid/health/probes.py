@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 from django.db import DatabaseError, router
 
@@ -113,16 +114,7 @@ def clock_not_behind(clock: Callable[[], int] = time.time_ns) -> list[Finding]:
         try:
             newest = database_tick_bound(layout, fields)  # type: ignore[arg-type]
         except DatabaseError as exc:
-            where = sorted({router.db_for_read(f.model) for f in fields})  # type: ignore[attr-defined]
-            findings.append(
-                Finding(
-                    True,
-                    f"The newest ids of layout {name!r} could not be read from the database "
-                    f"{', '.join(map(repr, where))} ({type(exc).__name__}: {exc}): this check "
-                    "cannot tell whether this host's clock is behind them. Bring the database "
-                    "back, or check DATABASES.",
-                )
-            )
+            findings.append(_newest_unread(name, fields, exc))
             continue
         if newest < 0:
             continue
@@ -139,6 +131,17 @@ def clock_not_behind(clock: Callable[[], int] = time.time_ns) -> list[Finding]:
                 )
             )
     return findings
+
+
+def _newest_unread(name: str, fields: list[Any], exc: DatabaseError) -> Finding:
+    where = sorted({router.db_for_read(f.model) for f in fields})
+    return Finding(
+        True,
+        f"The newest ids of layout {name!r} could not be read from the database "
+        f"{', '.join(map(repr, where))} ({type(exc).__name__}: {exc}): this check "
+        "cannot tell whether this host's clock is behind them. Bring the database "
+        "back, or check DATABASES.",
+    )
 
 
 def time_bits(clock: Callable[[], float] = time.time) -> list[Finding]:

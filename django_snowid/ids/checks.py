@@ -11,7 +11,7 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Tags
 from django.utils.module_loading import import_string
 
-from ..checks import Check, configured_layouts, error, warning
+from ..checks import Check, configured_layouts, error, project_app, warning
 from ..conf import conf
 from ..core.layout import parse_epoch
 from ..db.private import default_auto_field_overridden
@@ -96,14 +96,7 @@ def check_public_ids(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
                 "django_snowid.E402",
             )
         ]
-    if not isinstance(alphabet, str) or isinstance(min_length, bool):
-        problem = "the alphabet must be a string and the minimum length an integer"
-    else:
-        try:
-            Sqids(alphabet=alphabet, min_length=min_length)
-            problem = ""
-        except (TypeError, ValueError) as exc:
-            problem = str(exc)
+    problem = _sqids_refusal(Sqids, alphabet, min_length)
     if problem:
         return [
             error(
@@ -124,12 +117,15 @@ def check_public_ids(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
     return []
 
 
-def _project_app(config: Any) -> bool:
-    """An app of the project itself: not Django's own, not an installed distribution."""
-    path = str(getattr(config, "path", ""))
-    if config.name.startswith("django.") or config.name == "django_snowid":
-        return False  # ours keeps BigAutoField for its bookkeeping tables on purpose
-    return not any(part in path for part in ("site-packages", "dist-packages"))
+def _sqids_refusal(sqids: Any, alphabet: object, min_length: object) -> str:
+    """Why sqids refuses ``alphabet`` and ``min_length`` (``""``: it takes them)."""
+    if not isinstance(alphabet, str) or isinstance(min_length, bool):
+        return "the alphabet must be a string and the minimum length an integer"
+    try:
+        sqids(alphabet=alphabet, min_length=min_length)
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    return ""
 
 
 def check_app_default_auto_field(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
@@ -143,7 +139,7 @@ def check_app_default_auto_field(app_configs: Any = None, **kwargs: Any) -> list
         return []
     warnings: list[CheckMessage] = []
     for config in app_configs or apps.get_app_configs():
-        if not (default_auto_field_overridden(config) and _project_app(config)):
+        if not (default_auto_field_overridden(config) and project_app(config)):
             continue
         losers = [
             model.__name__

@@ -7,7 +7,7 @@ from typing import Any
 
 import django
 from django.core import checks
-from django.db import models
+from django.db import connections, models, router
 
 from ..core.layout import DecodedId, Layout
 from ..exceptions import LayoutError
@@ -122,12 +122,18 @@ class SnowflakeField(_SnowflakeMixin, models.BigIntegerField):
 
 
 class SnowflakeAutoField(_SnowflakeMixin, models.BigAutoField):
-    """Drop-in replacement for ``BigAutoField``: a BIGINT set in Python before the INSERT."""
+    """Drop-in replacement for ``BigAutoField``: a BIGINT set in Python before the INSERT.
+    On PostgreSQL and MariaDB/MySQL the key of an auto-created many-to-many table is the
+    database's (an identity, serial or AUTO_INCREMENT column, as Django makes it), whatever
+    its width."""
 
     description = "Snowflake primary key (64-bit, time-ordered)"
-    db_returning = False
     # A default (None until save()) lets Model._save_table() INSERT without an UPDATE first.
     generated_defaults = {"default": _assigned_on_save}
+
+    @property
+    def db_returning(self) -> bool:  # type: ignore[override]
+        return self._is_through_pk()
 
     def get_internal_type(self) -> str:
         # A plain bigint column (no identity/AUTO_INCREMENT).
@@ -140,6 +146,22 @@ class SnowflakeAutoField(_SnowflakeMixin, models.BigAutoField):
 
         model = getattr(self, "model", None)
         return model is not None and bool(model._meta.auto_created)
+
+    def _database_numbers(self, instance: models.Model | None) -> bool:
+        """Whether the database numbers the row: the key of an auto-created many-to-many
+        table on a server, where a table made under ``AutoField`` holds 32 bits (SQLite's
+        integers all hold 64, and a table it rebuilt may have no generator)."""
+        if not self._is_through_pk():
+            return False
+        alias = router.db_for_write(self.model, instance=instance)
+        return bool(connections[alias].vendor != "sqlite")
+
+    def new_id(self, instance: models.Model | None = None) -> int | None:  # type: ignore[override]
+        if self._database_numbers(instance):
+            return None
+        return super().new_id(instance)
+
+    generate = get_pk_value_on_save = new_id  # type: ignore[assignment]
 
     def get_db_prep_save(self, value: Any, connection: Any) -> Any:
         # The hot path of bulk_create: ids we made need none of BigAutoField's preparation.

@@ -7,13 +7,17 @@ import logging
 import os
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 from django.db.models import Field
 
 from .. import inventory, metrics
 from ..conf import conf, on_settings_changed
+from ..core.clocks import clock_mover, moved_time_ns, real_monotonic, real_time_ns
 from ..core.generator import Reporter, SnowflakeGenerator
 from ..core.layout import DecodedId, Layout
+from ..core.travel import TimeTravelGenerator
+from ..db.private import test_environment_is_set_up
 from ..exceptions import LayoutError, StaticWorkerIdAfterFork
 from ..settings_layouts import DEFAULT, get_layout, layout_names
 from ..workers.leased import lease_generator, lease_of
@@ -115,6 +119,7 @@ def _create_generator(key: str) -> SnowflakeGenerator:
     source = conf.WORKER_ID_SOURCE
     tolerance = float(conf.CLOCK_BACKWARDS_TOLERANCE_MS)
     _sources[key] = source
+    moved = _moved_clock_options()
     if source in LEASE_SOURCES:
         return lease_generator(
             layout,
@@ -125,9 +130,16 @@ def _create_generator(key: str) -> SnowflakeGenerator:
             backwards_tolerance_ms=tolerance,
             report=_Reporter(key),
             companions=_lease_pools(),
+            **moved,
         )
-    generator = SnowflakeGenerator(
-        layout, worker_for(layout, worker), backwards_tolerance_ms=tolerance, report=_Reporter(key)
+    generator_type = moved.pop("generator_type", SnowflakeGenerator)
+    moved.pop("lease_clocks", None)
+    generator = generator_type(
+        layout,
+        worker_for(layout, worker),
+        backwards_tolerance_ms=tolerance,
+        report=_Reporter(key),
+        **moved,
     )
     node = generator.node
     if _forked_from is not None and (
@@ -142,11 +154,24 @@ def _create_generator(key: str) -> SnowflakeGenerator:
             "from the parent's environment. Use a leased worker id "
             "(SNOWID_WORKER_ID_SOURCE = 'database', 'redis' or 'slot'), or give each process "
             "its own (SNOWID_WORKER_ID_SOURCE='env' with a distinct value set after the fork, "
-            "e.g. in gunicorn's post_fork hook); see "
-            "https://django-snowid.readthedocs.io/en/latest/workers.html"
+            "e.g. in gunicorn's post_fork hook); see the manual, docs/workers.rst, "
+            '"Fixed worker ids and forks".'
         )
     _claimed_nodes.add((key, node))
     return generator
+
+
+def _moved_clock_options() -> dict[str, Any]:
+    """In Django's test environment, a generator that follows a moved clock (docs:
+    "Testing"), on a lease on the host's real clocks; elsewhere nothing."""
+    if not test_environment_is_set_up():
+        return {}
+    return {
+        "generator_type": TimeTravelGenerator,
+        "clock": moved_time_ns,
+        "moved": clock_mover,
+        "lease_clocks": (real_time_ns, real_monotonic),
+    }
 
 
 def _lease_pools() -> list[str]:

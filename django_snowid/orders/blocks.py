@@ -10,6 +10,7 @@ import weakref
 from collections.abc import Callable
 from typing import Final
 
+from ..core.clocks import real_time
 from ..core.order_blocks import Block, BlockSizer
 
 __all__ = ["BlockIssuer"]
@@ -29,7 +30,7 @@ class BlockIssuer:
         maximum: int,
         *,
         monotonic: Callable[[], float] = time.monotonic,
-        wall: Callable[[], float] = time.time,
+        wall: Callable[[], float] = real_time,
     ) -> None:
         self.sizer = BlockSizer(maximum)
         self.monotonic = monotonic

@@ -11,14 +11,14 @@ from django.core.checks import CheckMessage, Tags
 from django.db import DatabaseError
 
 from .. import inventory
-from ..checks import Check, error, is_number, warning
+from ..checks import DEPLOY, Check, error, is_number, warning
 from ..conf import WhenFull, conf
 from ..core.layout import iso_utc
 from ..core.order_format import OrderNumberFormat
 from ..core.order_keys import KeyConflict, KeyRecord, agree
 from ..exceptions import LayoutError, SnowidError
 from ..stores.checks import store_checks
-from .formats import build_format, order_keys
+from .formats import checked_format, conceals, order_keys
 from .keys import StreamKeys
 from .stores import BACKENDS, ORDERS, get_store
 
@@ -119,7 +119,7 @@ def check_order_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
             )
     messages.extend(_check_key())
     try:
-        build_format()
+        checked_format()
     except (LayoutError, TypeError, ValueError) as exc:
         messages.append(
             error(
@@ -134,17 +134,18 @@ def check_order_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
 def _check_key() -> list[CheckMessage]:
     """E215: a key that concealing fields lack, or one that is weak or badly scheduled."""
     if conf.ORDER_KEY is None:
-        concealing = []
-        for field in inventory.order_fields():
-            option = getattr(field, "format_options", {}).get("conceal")
-            if option is True or (option is None and conf.ORDER_CONCEAL is True):
-                concealing.append(f"{field.model._meta.label}.{field.name}")
+        concealing = [
+            f"{field.model._meta.label}.{field.name}"
+            for field in inventory.order_fields()
+            if conceals(getattr(field, "format_options", {}))
+        ]
         if not concealing:
             return []
         return [
             error(
-                f"{', '.join(concealing)} conceal their sequences, but SNOWID_ORDER_KEY is not "
-                "set: give it a random secret of at least 32 characters.",
+                "Concealed order numbers need a key, and SNOWID_ORDER_KEY is not set "
+                f"(fields that conceal: {', '.join(concealing)}). Set it to a random secret "
+                "of at least 32 characters.",
                 "django_snowid.E215",
             )
         ]
@@ -249,6 +250,6 @@ CHECKS: tuple[Check, ...] = (
     (check_order_numbers, Tags.compatibility),
     (check_order_settings, Tags.compatibility),
     (check_key_notice, Tags.compatibility),
-    (check_key_records, Tags.compatibility, "deploy"),
+    (check_key_records, DEPLOY),
     (check_order_table, Tags.database),
 )

@@ -16,9 +16,16 @@ from ..core.order_format import DecodedOrderNumber, OrderNumberFormat, zone_has_
 from ..exceptions import InvalidId, LayoutError
 from ..fieldbase import IssuedField
 from ..inventory import ORDER
-from .formats import build_format
+from .formats import build_format, checked_format
 from .issuer import StreamIssuer, fields_of_stream, get_issuer
 from .retry import install_insert_retry
+
+E202 = "django_snowid.E202"
+#: E202's hint for a decimal format: where the formats that fit 19 digits are listed.
+DECIMAL_FORMATS_HINT = (
+    'The decimal formats that fit, with and without a check digit: docs/orders.rst, "Check '
+    'digits". '
+)
 
 __all__ = ["OrderNumberField"]
 
@@ -182,9 +189,11 @@ class OrderNumberField(IssuedField, models.BigIntegerField):
 
     def _check_format(self) -> list[checks.CheckMessage]:
         try:
-            fmt = self.format
+            fmt = checked_format(self.format_options)
         except (LayoutError, TypeError) as exc:
-            return [self.error(f"Invalid order-number format: {exc}", "django_snowid.E202")]
+            decimal = (self.format_options.get("packing") or conf.ORDER_PACKING) == "decimal"
+            hint = DECIMAL_FORMATS_HINT if decimal else ""
+            return [self.error(f"Invalid order-number format: {exc}", E202, hint=hint)]
         errors: list[checks.CheckMessage] = []
         if zone_has_dst(fmt.zone) and not conf.ORDER_ALLOW_DST:
             errors.append(
@@ -197,7 +206,11 @@ class OrderNumberField(IssuedField, models.BigIntegerField):
                 )
             )
         for other in self._stream_partners():
-            if other.format != fmt:
+            try:
+                differs = checked_format(other.format_options) != fmt
+            except (LayoutError, TypeError):
+                continue  # its own E202
+            if differs:
                 errors.append(
                     self.error(
                         f"Stream {self.stream!r} is shared with {other.model._meta.label}."

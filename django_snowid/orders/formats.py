@@ -9,7 +9,7 @@ from ..conf import conf
 from ..core.key_schedule import KeySchedule
 from ..core.order_format import OrderNumberFormat
 
-__all__ = ["FORMAT_OPTIONS", "build_format"]
+__all__ = ["FORMAT_OPTIONS", "build_format", "checked_format", "conceals"]
 
 #: The keyword arguments of ``OrderNumberField`` that shape its format; each one left at
 #: ``None`` takes the setting ``SNOWID_ORDER_<NAME>``.
@@ -45,3 +45,16 @@ def order_keys() -> KeySchedule:
     """The key schedule of ``SNOWID_ORDER_KEY`` (:class:`LayoutError` names a problem,
     never a key)."""
     return KeySchedule.parse(conf.ORDER_KEY, name="SNOWID_ORDER_KEY")
+
+
+def conceals(options: Mapping[str, Any] | None = None) -> bool:
+    """Whether a format of ``options`` conceals (the setting filling ``None``)."""
+    option = (options or {}).get("conceal")
+    return option is True or (option is None and conf.ORDER_CONCEAL is True)
+
+
+def checked_format(options: Mapping[str, Any] | None = None) -> OrderNumberFormat:
+    """The format of ``options`` as the checks judge it: unconcealed without a key (E215's)."""
+    if conf.ORDER_KEY is None and conceals(options):
+        options = {**(options or {}), "conceal": False}
+    return build_format(options)

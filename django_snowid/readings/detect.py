@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -12,13 +13,16 @@ from .. import inventory
 from ..core.echo import shown
 from ..exceptions import CheckDigitMismatch, InvalidId, SnowidError
 from ..inventory import field_label, get_field
+from ..orders.formats import build_format
 from ..settings_layouts import get_layout, layout_names
-from .kinds import Reading, field_reading, layout_reading, readings_of
+from .kinds import OrderReading, Reading, field_reading, layout_reading, readings_of
 from .rows import DecodedRow, Holder, parse_token, time_texts
 
 __all__ = ["decode_tokens", "reading_choices"]
 
 PLAUSIBLE_FUTURE = timedelta(days=1)
+
+ORDER_SETTINGS = "the order-number format of the settings (SNOWID_ORDER_*)"
 
 
 def reading_choices() -> list[tuple[str, str]]:
@@ -45,6 +49,9 @@ class _Reader:
             elif reading.startswith("layout:"):
                 layout = get_layout(reading[7:])
                 self.readings = [layout_reading(layout, [layout.name], ours)]
+            elif reading == "order:":
+                fmt = build_format()
+                self.readings = [OrderReading(ORDER_SETTINGS, fmt.decode, (), format=fmt)]
             elif reading:
                 raise SnowidError(f"Unknown reading {shown(reading)}.")
             else:
@@ -77,18 +84,12 @@ def decode_tokens(
     now: datetime | None = None,
     visible: Callable[[type[models.Model]], bool] | None = None,
 ) -> list[DecodedRow]:
-    """Decode pasted tokens by ``reading`` ("" detects, ``field:<label>``, ``layout:<name>``),
-    with the rows holding each value among the models ``visible`` accepts."""
+    """Decode pasted tokens by ``reading`` ("" detects, ``field:<label>``, ``layout:<name>``,
+    ``order:`` the format of the settings), with the rows holding each value among the
+    models ``visible`` accepts."""
     now = now or datetime.now(timezone.utc)
     reader = _Reader(reading)
-    rows = []
-    for raw in tokens:
-        row = DecodedRow(raw=raw)
-        rows.append(row)
-        try:
-            row.value = parse_token(raw)
-        except SnowidError as exc:  # InvalidId: a per-row error
-            row.error = str(exc)
+    rows = [_parsed(raw) for raw in tokens]
     fields = [f for f in reader.fields if visible is None or visible(f.model)]
     held = inventory.rows_holding(fields, {row.value for row in rows if not row.error})
     for row in rows:
@@ -106,25 +107,63 @@ def decode_tokens(
             row.time_utc, milliseconds=read.milliseconds
         )
         row.age = now - row.time_utc
+        if read.kind is inventory.ORDER:
+            row.rows_created = _rows_created(row.holders)
     return rows
+
+
+def _parsed(raw: str) -> DecodedRow:
+    row = DecodedRow(raw=raw)
+    try:
+        row.value = parse_token(raw)
+    except SnowidError as exc:  # InvalidId: a per-row error
+        row.error = str(exc)
+    return row
+
+
+def _rows_created(holders: list[Holder]) -> list[tuple[str, str]]:
+    created = []
+    for holder in holders:
+        key: Any = holder.field.model._meta.pk
+        if inventory.kind_of(key) is not inventory.SNOWFLAKE:
+            continue
+        try:
+            moment = key.decode(holder.pk).time
+        except SnowidError:
+            continue
+        label = holder.field.model._meta.label
+        created.append((label, time_texts(moment, milliseconds=True)[0]))
+    return created
 
 
 def _when(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _detect(
-    row: DecodedRow, now: datetime, readings: list[Reading], holders: list[Holder]
-) -> Reading:
-    """Read ``row`` the way that fits best: held value, then plausible time, then nearest time."""
+@dataclass(frozen=True)
+class _Candidate:
+    """A reading that decodes a value, what it makes of it, and the rows that hold it."""
 
-    candidates = []
-    notes: list[str] = []
+    reading: Reading
+    decoded: Any
+    held: list[Holder]
+    rank: tuple[Any, ...]
+
+
+def _candidates(
+    value: int, now: datetime, readings: list[Reading], holders: list[Holder]
+) -> tuple[list[_Candidate], list[str], list[str]]:
+    """The readings that decode ``value`` (held or plausible, best first), notes on the others,
+    and those whose check digit it fails one digit away from a number of theirs."""
+    candidates, notes, typos = [], [], []
     for index, reading in enumerate(readings):
         try:
-            decoded = reading.decode(row.value)
+            decoded = reading.decode(value)
         except CheckDigitMismatch as exc:
             notes.append(f"as {reading.what} of {reading.label}: {exc}")
+            meant = reading.mistyped(value) if isinstance(reading, OrderReading) else None
+            if meant is not None and reading.earliest <= meant.time <= now + PLAUSIBLE_FUTURE:
+                typos.append(f"{reading.label} ({meant.format.check_digit})")
             continue
         except InvalidId:
             continue  # out of its range, or no date-time stem: nothing worth saying
@@ -132,27 +171,43 @@ def _detect(
         plausible = reading.earliest <= decoded.time <= now + PLAUSIBLE_FUTURE
         if held or plausible:
             rank = (not held, not plausible, abs(now - decoded.time), index)
-            candidates.append((rank, reading, decoded, held))
+            candidates.append(_Candidate(reading, decoded, held, rank))
         else:
             notes.append(f"as {reading.what} its time would be {decoded.time:%Y-%m-%d}")
+    return sorted(candidates, key=lambda c: c.rank), notes, typos
+
+
+def _detect(
+    row: DecodedRow, now: datetime, readings: list[Reading], holders: list[Holder]
+) -> Reading:
+    """Read ``row`` the way that fits best: held value, then plausible time, then nearest
+    time; a mistyped check digit (no row holding the value) is an error."""
+    candidates, notes, typos = _candidates(row.value, now, readings, holders)
+    if typos and not any(c.held for c in candidates):
+        instead = "; ".join(f"{c.reading.label}, {_when(c.decoded.time)}" for c in candidates)
+        raise CheckDigitMismatch(
+            f"{row.value} fails the check digit of {' and '.join(typos)}: a digit was "
+            "mistyped or two were swapped. Compare it with the number as written"
+            + (f"; as typed it would read as {instead} (choose that reading)." if instead else ".")
+        )
     if not candidates:
         raise InvalidId(
             f"{row.value} is neither a Snowflake id of a configured layout nor an order "
             f"number with a plausible date, and no row of ours holds it "
             f"({'; '.join(notes) or 'no reading decodes it'})."
         )
-    candidates.sort(key=lambda c: c[0])
-    _, reading, decoded, held = candidates[0]
-    reading.fill(row, decoded)
-    row.holders = held
-    labels = sorted({h.label for h in held})
-    row.reading = reading.name(labels)
-    if held:
-        row.why = f"detected: a row of {', '.join(labels)} holds it ({_when(decoded.time)})"
+    best, *others = candidates
+    best.reading.fill(row, best.decoded)
+    row.holders = best.held
+    labels = sorted({h.label for h in best.held})
+    row.reading = best.reading.name(labels)
+    when = _when(best.decoded.time)
+    if best.held:
+        row.why = f"detected: a row of {', '.join(labels)} holds it ({when})"
     else:
-        row.why = f"detected: its time as {reading.what}, {_when(decoded.time)}, is plausible"
+        row.why = f"detected: its time as {best.reading.what}, {when}, is plausible"
     row.alternatives = [
-        f"{other.label}: {_when(value.time)}" + (" (a row holds it)" if other_held else "")
-        for _, other, value, other_held in candidates[1:]
+        f"{c.reading.label}: {_when(c.decoded.time)}" + (" (a row holds it)" if c.held else "")
+        for c in others
     ]
-    return reading
+    return best.reading

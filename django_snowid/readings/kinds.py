@@ -11,8 +11,8 @@ from typing import Any, ClassVar
 from .. import inventory
 from ..adopt.journal import legacy_boundary
 from ..core.layout import DecodedId, Layout
-from ..core.order_format import DecodedOrderNumber, OrderNumberFormat
-from ..exceptions import LayoutError
+from ..core.order_format import STEM_DIGITS, DecodedOrderNumber, OrderNumberFormat
+from ..exceptions import InvalidId, LayoutError
 from ..inventory import Kind, field_label
 from ..settings_layouts import DEFAULT, get_layout, layout_names
 from .rows import DecodedRow, Segment
@@ -104,19 +104,26 @@ def snowflake_bits(decoded: DecodedId) -> list[Segment]:
     )
 
 
+SHOWN = "sequence shown (concealed)"
+
+
+def _sequence_part(width: int, decoded: DecodedOrderNumber) -> tuple[str, int, int]:
+    shown = decoded.visible_sequence
+    return ("sequence", width, decoded.sequence) if shown is None else (SHOWN, width, shown)
+
+
 def order_bits(decoded: DecodedOrderNumber) -> list[Segment]:
     fmt = decoded.format
     if fmt.packing != "binary":
         return _bits(decoded.value, [("sign", 1, 0), ("value", 63, decoded.value)])
     used = 40 + fmt.sequence_bits + fmt.shard_bits
-    shown = decoded.visible_sequence
     return _bits(
         decoded.value,
         [
             ("sign", 1, 0),
             ("unused", 63 - used, 0),
             ("stem", 40, f"{decoded.stem:012d}"),
-            ("sequence", fmt.sequence_bits, decoded.sequence if shown is None else shown),
+            _sequence_part(fmt.sequence_bits, decoded),
             ("shard", fmt.shard_bits, decoded.shard),
         ],
     )
@@ -132,7 +139,7 @@ def order_digits(decoded: DecodedOrderNumber) -> list[Segment]:
     sequence, shard = rest[: fmt.sequence_digits], rest[fmt.sequence_digits :]
     segments = [
         Segment("stem", stem, stem, 2),
-        Segment("sequence", int(sequence), sequence, 3),
+        Segment(_sequence_part(0, decoded)[0], int(sequence), sequence, 3),
         Segment("shard", int(shard), shard, 4),
     ]
     if check:
@@ -161,22 +168,40 @@ class SnowflakeReading(Reading, kind=inventory.SNOWFLAKE, what="a Snowflake id")
             boundary = legacy_boundary(held.model)
             if boundary is not None and row.value < boundary:
                 row.kind, row.time_utc, row.parts, row.bits = "legacy", None, [], []
-                row.error = (
-                    f"{row.value} is a legacy id, from before Snowflake ids were adopted "
-                    f"({held.model._meta.label}: ids below {boundary})."
+                row.reading = f"legacy id of {held.model._meta.label}"
+                row.note = (
+                    "legacy id, from before Snowflake ids were adopted "
+                    f"({held.model._meta.label}: ids below {boundary})"
                 )
                 return True
         return False
 
 
+@dataclass(frozen=True)
 class OrderReading(Reading, kind=inventory.ORDER, what="an order number", milliseconds=False):
+    format: OrderNumberFormat | None = None
+
+    def mistyped(self, value: int) -> DecodedOrderNumber | None:
+        """The number ``value`` would be with its failed check digit corrected, or ``None``
+        (also for a value of another length than this format's numbers)."""
+        fmt = self.format
+        if fmt is None or fmt.check_digit is None:
+            return None
+        if len(str(value)) != STEM_DIGITS + fmt.sequence_digits + fmt.shard_digits + 1:
+            return None
+        try:
+            decoded: DecodedOrderNumber = fmt.decode(fmt.with_check_digit(value // 10))
+        except InvalidId:
+            return None
+        return decoded
+
     def fill(self, row: DecodedRow, decoded: DecodedOrderNumber) -> None:
         super().fill(row, decoded)
         shown = decoded.visible_sequence
         row.parts = [
             ("stem", f"{decoded.stem:012d}"),
             ("sequence", decoded.sequence),
-            *(() if shown is None else (("sequence shown (concealed)", shown),)),
+            *(() if shown is None else ((SHOWN, shown),)),
             ("shard", decoded.shard),
         ]
         row.bits = order_bits(decoded)
@@ -190,15 +215,11 @@ class OrderReading(Reading, kind=inventory.ORDER, what="an order number", millis
         return ", ".join(holder_labels) or self.label
 
 
-_READINGS: dict[Kind | None, type[Reading]] = {
-    inventory.SNOWFLAKE: SnowflakeReading,
-    inventory.ORDER: OrderReading,
-}
-
-
 def field_reading(field: Any) -> Reading:
     """The reading of one field of ours."""
-    return _READINGS[inventory.kind_of(field)](field_label(field), field.decode, (field,))
+    if inventory.kind_of(field) is inventory.ORDER:
+        return OrderReading(field_label(field), field.decode, (field,), format=field.format)
+    return SnowflakeReading(field_label(field), field.decode, (field,))
 
 
 def layout_reading(layout: Layout, names: list[str], fields: list[Any]) -> Reading:
@@ -232,7 +253,7 @@ def readings_of(fields: list[Any]) -> list[Reading]:
     return [
         *(layout_reading(layout, of, fields) for layout, of in names.items()),
         *(
-            OrderReading(", ".join(map(field_label, of)), fmt.decode, tuple(of))
+            OrderReading(", ".join(map(field_label, of)), fmt.decode, tuple(of), format=fmt)
             for fmt, of in formats.items()
         ),
     ]

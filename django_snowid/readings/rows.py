@@ -59,6 +59,8 @@ class DecodedRow:
     links: list[tuple[str, str]] = field(default_factory=list)  # (what, URL) of those rows
     link: str = ""
     alternatives: list[str] = field(default_factory=list)  # other readings, when detected
+    note: str = ""  # what a legacy id is, in place of its parts
+    rows_created: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def site_time_differs(self) -> bool:
@@ -78,6 +80,7 @@ class DecodedRow:
             "shard": self.shard_text,
             "link": self.link,
             "other_readings": "; ".join(self.alternatives),
+            "note": self.note,
         }
 
 

@@ -65,29 +65,13 @@ def check_django_sequences_imported(
     """W800: django-sequences' table holds sequences above ours (``check --database``,
     ``migrate``): drawing them here before the import would issue their values again."""
     from .from_django_sequences import TABLE
-    from .models import DjangoSequencesImport, SequenceMark
+    from .models import DjangoSequencesImport
 
     found: list[CheckMessage] = []
     for alias in databases or ():
         if _imported(alias, TABLE, DjangoSequencesImport):
             continue  # E801 reports any change since
-        connection = connections[alias]
-        qn = connection.ops.quote_name
-        marks = SequenceMark._meta.db_table
-        try:
-            tables = set(connection.introspection.table_names())
-            if not {TABLE, marks} <= tables:
-                continue
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    f"SELECT s.{qn('name')} FROM {qn(TABLE)} s LEFT JOIN {qn(marks)} m "
-                    f"ON m.{qn('name')} = s.{qn('name')} "
-                    f"WHERE m.{qn('value')} IS NULL OR m.{qn('value')} < s.{qn('last')} "
-                    "ORDER BY 1"
-                )
-                behind = [row[0] for row in cursor.fetchall()]
-        except DatabaseError:
-            continue  # not migrated yet, or unreachable: other checks say so
+        behind = _sequences_above_ours(alias, TABLE)
         if behind:
             shown = ", ".join(repr(name) for name in behind[:5])
             more = f" and {len(behind) - 5} more" if len(behind) > 5 else ""
@@ -102,6 +86,28 @@ def check_django_sequences_imported(
                 )
             )
     return found
+
+
+def _sequences_above_ours(alias: str, table: str) -> list[str]:
+    """The names in django-sequences' ``table`` whose last value is above our mark."""
+    from .models import SequenceMark
+
+    connection = connections[alias]
+    qn = connection.ops.quote_name
+    marks = SequenceMark._meta.db_table
+    try:
+        if not {table, marks} <= set(connection.introspection.table_names()):
+            return []
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT s.{qn('name')} FROM {qn(table)} s LEFT JOIN {qn(marks)} m "
+                f"ON m.{qn('name')} = s.{qn('name')} "
+                f"WHERE m.{qn('value')} IS NULL OR m.{qn('value')} < s.{qn('last')} "
+                "ORDER BY 1"
+            )
+            return [row[0] for row in cursor.fetchall()]
+    except DatabaseError:
+        return []  # not migrated yet, or unreachable: other checks say so
 
 
 def _imported(alias: str, table: str, model: Any) -> bool:

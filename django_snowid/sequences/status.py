@@ -108,32 +108,13 @@ def raise_if_low(using: str | None = None) -> list[str]:
 def store_findings() -> list[tuple[bool, str]]:
     """The marks' database, django-sequences' import, and the headroom of a store that
     raises ahead: (fatal, message) pairs for the health check."""
-    from .from_django_sequences import changes_since_import
     from .models import SequenceMark
 
     alias = router.db_for_write(SequenceMark)
-    try:
-        read_marks()  # the database of the marks answers
-    except Exception as exc:
-        if is_missing_table(exc):
-            table = SequenceMark._meta.db_table
-            return [(True, missing_message(table, alias, "no sequence value is issued"))]
-        return [
-            (
-                True,
-                f"The database of the sequence marks is unreachable ({exc}): no sequence "
-                "value can be issued (nor a Redis sequence's mark raised). Bring it back.",
-            )
-        ]
-    findings = [
-        (
-            True,
-            f"django-sequences' table {table} changed after its import: old code is still "
-            f"drawing from django-sequences, and issues values that ours issue too. {what}. "
-            "Stop it, then run `manage.py snowid_sequences --import-django-sequences` again.",
-        )
-        for table, what in changes_since_import(alias)
-    ]
+    unreachable = _marks_unreadable(alias, SequenceMark._meta.db_table)
+    if unreachable:
+        return [unreachable]
+    findings = _changed_since_import(alias)
     store = get_store()
     if not store.raises_ahead:
         return findings  # the database store issues the mark itself: it cannot lag
@@ -142,15 +123,48 @@ def store_findings() -> list[tuple[bool, str]]:
         if not rows:
             store.state("health")  # still ask the server: one read
     except Exception as exc:
-        return [
-            *findings,
-            (
-                True,
-                f"The sequence store (SNOWID_SEQUENCE_BACKEND={conf.SEQUENCE_BACKEND!r}) "
-                f"is unreachable ({exc}): no sequence value can be issued. Bring it back; "
-                "sequences resume above their database marks by themselves.",
-            ),
-        ]
+        return [*findings, _store_unreachable(exc)]
+    return [*findings, *_marks_lagging(rows)]
+
+
+def _marks_unreadable(alias: str, table: str) -> tuple[bool, str] | None:
+    try:
+        read_marks()  # the database of the marks answers
+    except Exception as exc:
+        if is_missing_table(exc):
+            return True, missing_message(table, alias, "no sequence value is issued")
+        return (
+            True,
+            f"The database of the sequence marks is unreachable ({exc}): no sequence "
+            "value can be issued (nor a Redis sequence's mark raised). Bring it back.",
+        )
+    return None
+
+
+def _changed_since_import(alias: str) -> list[tuple[bool, str]]:
+    from .from_django_sequences import changes_since_import
+
+    return [
+        (
+            True,
+            f"django-sequences' table {table} changed after its import: old code is still "
+            f"drawing from django-sequences, and issues values that ours issue too. {what}. "
+            "Stop it, then run `manage.py snowid_sequences --import-django-sequences` again.",
+        )
+        for table, what in changes_since_import(alias)
+    ]
+
+
+def _store_unreachable(exc: Exception) -> tuple[bool, str]:
+    return (
+        True,
+        f"The sequence store (SNOWID_SEQUENCE_BACKEND={conf.SEQUENCE_BACKEND!r}) "
+        f"is unreachable ({exc}): no sequence value can be issued. Bring it back; "
+        "sequences resume above their database marks by themselves.",
+    )
+
+
+def _marks_lagging(rows: list[dict[str, Any]]) -> list[tuple[bool, str]]:
     # At the sustained (five-minute) rate: one busy second marks a sequence low for the
     # raising (``row["low"]``), which is no reason to wake an operator.
     low = [
@@ -159,14 +173,13 @@ def store_findings() -> list[tuple[bool, str]]:
         if row["headroom"] is not None and needs_raise(row["headroom"], row["rate_5min"])
     ]
     if not low:
-        return findings
+        return []
     named = ", ".join(
         f"{row['stored']!r} ({row['headroom']} values left at {row['rate_5min']}/s over 5 min, "
         f"{row['rate_last_s']} in the last second)"
         for row in low[:5]
     )
     return [
-        *findings,
         (
             False,
             f"The database mark of {len(low)} sequence(s) lags their rate: {named}. Callers "

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.checks import CheckMessage, Tags
 
-from ..checks import Check, configured_layouts, error, is_number, warning
+from ..checks import DEPLOY, Check, configured_layouts, error, is_number, warning
 from ..conf import SnowidSettings, conf
 from ..exceptions import LayoutError, WorkerIdError
 from ..stores.checks import store_checks
@@ -16,14 +16,18 @@ from .pool import pool_for
 from .sources import LEASE_SOURCES, resolve_worker_id, worker_node
 from .stores import LEASES, get_lease_store
 
-__all__ = ["CHECKS", "check_lease_table", "check_worker_id", "check_worker_settings"]
+__all__ = [
+    "CHECKS",
+    "check_lease_table",
+    "check_worker_env",
+    "check_worker_id",
+    "check_worker_settings",
+]
 
 
 def check_worker_id(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     if conf.WORKER_ID_SOURCE == "env" and os.environ.get(str(conf.WORKER_ID_ENV)) is None:
-        # Commands that issue no ids (migrate, check, collectstatic) run without the
-        # variable; the first id refuses, naming it.
-        return []
+        return []  # migrate runs without it; check --deploy says it (E050)
     if not _worker_id_shaped(conf.WORKER_ID):
         return []  # E015 says it
     try:
@@ -45,8 +49,39 @@ def check_worker_id(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage
     return messages
 
 
+def check_worker_env(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """E050 (``check --deploy``): the ``env`` source's variable is not set."""
+    name = str(conf.WORKER_ID_ENV)
+    if conf.WORKER_ID_SOURCE != "env" or os.environ.get(name) is not None:
+        return []
+    return [
+        error(
+            f"SNOWID_WORKER_ID_SOURCE is 'env' and {name} is not set: the first id of a "
+            f"server started here would refuse. Set {name} to a worker id distinct per "
+            "process, in the environment the server runs in.",
+            "django_snowid.E050",
+        )
+    ]
+
+
 def check_worker_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """Type and range of every worker-id setting, and what the chosen source needs."""
+    messages = [*_lease_setting_errors(), *_source_setting_errors(), *store_checks(LEASES)]
+    if LEASES.in_use() and get_lease_store().needs.one_host and not _hosts_told_apart():
+        messages.append(
+            warning(
+                "SNOWID_WORKER_ID_SOURCE is 'slot': lock files are unique on one host only, "
+                "and nothing tells hosts apart (SNOWID_WORKER_ID fixes no node part before the "
+                "leased one), so every host, container or PrivateTmp unit starts at worker 0. "
+                "With several hosts use 'database' or 'redis'; on one host, silence this check.",
+                "django_snowid.W010",
+            )
+        )
+    return messages
+
+
+def _lease_setting_errors() -> list[CheckMessage]:
+    """E010-E012: the lease's time-to-live, pool size and wait on resuming."""
     messages: list[CheckMessage] = []
     ttl = conf.WORKER_LEASE_TTL_S
     if not is_number(ttl, above=0):
@@ -73,6 +108,12 @@ def check_worker_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckM
                 "django_snowid.E012",
             )
         )
+    return messages
+
+
+def _source_setting_errors() -> list[CheckMessage]:
+    """E013-E015: the lock files' directory, the variable's name and the worker id."""
+    messages: list[CheckMessage] = []
     directory = SnowidSettings.WORKER_SLOT_DIR.given()
     if directory is not None and not (isinstance(directory, str | os.PathLike) and str(directory)):
         messages.append(
@@ -96,17 +137,6 @@ def check_worker_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckM
                 f"SNOWID_WORKER_ID is {worker!r}; expected an integer >= 0 or a dict of "
                 "node part names to integers >= 0.",
                 "django_snowid.E015",
-            )
-        )
-    messages += store_checks(LEASES)
-    if LEASES.in_use() and get_lease_store().needs.one_host and not _hosts_told_apart():
-        messages.append(
-            warning(
-                "SNOWID_WORKER_ID_SOURCE is 'slot': lock files are unique on one host only, "
-                "and nothing tells hosts apart (SNOWID_WORKER_ID fixes no node part before the "
-                "leased one), so every host, container or PrivateTmp unit starts at worker 0. "
-                "With several hosts use 'database' or 'redis'; on one host, silence this check.",
-                "django_snowid.W010",
             )
         )
     return messages
@@ -141,6 +171,7 @@ def check_lease_table(
 #: The checks of worker ids, with their tags: ``AppConfig.ready()`` registers them.
 CHECKS: tuple[Check, ...] = (
     (check_worker_id, Tags.compatibility),
+    (check_worker_env, DEPLOY),
     (check_worker_settings, Tags.compatibility),
     (check_lease_table, Tags.database),
 )

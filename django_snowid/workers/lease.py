@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 
 from .. import metrics
+from ..core.clocks import moved_clock_hint, real_time_ns
 from ..core.generator import Clock, SnowflakeGenerator
 from ..exceptions import (
     WorkerIdError,
@@ -58,6 +59,7 @@ class LeaseHolder:
         *,
         ttl_s: float,
         clock: Clock = time.time_ns,
+        monotonic: Callable[[], float] = time.monotonic,
         on_lost: Callable[[], None] | None = None,
         companions: tuple[str, ...] = (),
     ) -> None:
@@ -66,6 +68,7 @@ class LeaseHolder:
         self.companions = companions
         self.ttl_ms = int(ttl_s * 1000)
         self.clock = clock
+        self.monotonic = monotonic
         self.on_lost = on_lost
         self.token = secrets.token_hex(8)
         self.owner = f"{socket.gethostname()}:{os.getpid()}"
@@ -109,7 +112,7 @@ class LeaseHolder:
 
     def acquire(self) -> LeaseHolder:
         while True:
-            started = time.monotonic()
+            started = self.monotonic()
             try:
                 acquired = self._acquire_in(self.pool.size)
                 break
@@ -240,7 +243,7 @@ class LeaseHolder:
                 "released; this generator issues nothing more. Issue through "
                 "django_snowid.next_id(), which takes a new lease."
             )
-        if self._lost or time.monotonic() > self._valid_until:
+        if self._lost or self.monotonic() > self._valid_until:
             self._fence()
         if self._tick_now() >= self._recorded:
             self.record_ahead()
@@ -259,7 +262,7 @@ class LeaseHolder:
         )
         message = (
             f"The lease on worker id {self.worker} of pool {self.pool.name!r} {cause}. "
-            "No id is issued under it; the next call takes a new lease."
+            f"No id is issued under it; the next call takes a new lease.{moved_clock_hint()}"
         )
         metrics.refused(logger, "ids", "lease_lost", message)
         raise WorkerLeaseLost(message)
@@ -280,7 +283,7 @@ class LeaseHolder:
         any id of that tick is issued: the store's record is never behind what this
         holder issued, even if it dies the next moment."""
         horizon = self._ahead()
-        sent = time.monotonic()
+        sent = self.monotonic()
         try:
             renewed = self._renew(self.ttl_ms, horizon)
         except WorkerIdError as exc:
@@ -295,7 +298,7 @@ class LeaseHolder:
             )
             _unreachable(message)
             raise WorkerIdUnavailable(message) from exc
-        metrics.observe(self.store.name, time.monotonic() - sent)
+        metrics.observe(self.store.name, self.monotonic() - sent)
         if not renewed:
             self._taken_by_another = self._not_ours()
             self._fence()
@@ -356,11 +359,11 @@ class LeaseHolder:
         """One heartbeat: renew the lease; the pause before the next, ``None`` once lost."""
         if os.getpid() != self.pid or self._lost:
             return None
-        sent = time.monotonic()
+        sent = self.monotonic()
         horizon = self.tick_horizon()
         try:
             renewed: bool | None = self._renew(self.ttl_ms, horizon)
-            metrics.observe(self.store.name, time.monotonic() - sent)
+            metrics.observe(self.store.name, self.monotonic() - sent)
         except Exception as exc:  # unreachable store: keep trying while it is trusted
             renewed = None
             if not self._failing:  # the first failure after a success: one line
@@ -380,7 +383,7 @@ class LeaseHolder:
             self.renewed_at = sent
             self._recorded = max(self._recorded, horizon)
             return self.interval_s
-        if renewed is False or time.monotonic() > self._valid_until:
+        if renewed is False or self.monotonic() > self._valid_until:
             # False: the store answered that the lease is no longer ours.
             if renewed is False:
                 self._taken_by_another = self._not_ours()
@@ -417,7 +420,8 @@ def _unreachable(message: str) -> None:
 
 
 def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
+    """Now on the host's clock, never one a test moved."""
+    return real_time_ns() // 1_000_000
 
 
 _held: list[LeaseHolder] = []

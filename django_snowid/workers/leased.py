@@ -12,6 +12,7 @@ from django.db.models import Field
 
 from .. import metrics
 from ..conf import conf
+from ..core.clocks import moved_clock_hint
 from ..core.generator import Clock, SnowflakeGenerator
 from ..core.layout import Layout
 from ..exceptions import WorkerIdError
@@ -54,6 +55,8 @@ def lease_generator(
     heartbeat: bool = True,
     ttl_s: float | None = None,
     companions: Iterable[str] = (),
+    lease_clocks: tuple[Clock, Callable[[], float]] | None = None,
+    generator_type: Callable[..., SnowflakeGenerator] = SnowflakeGenerator,
     **generator_options: Any,
 ) -> SnowflakeGenerator:
     """Take a lease on a worker id of ``layout``'s pool and build its generator.
@@ -61,18 +64,22 @@ def lease_generator(
     ``fields`` hold ids of ``layout``: when the store has no record of the worker id
     (Redis flushed), the newest of them is the bound the generator starts above.
     ``companions``: the other pools this process leases from (see ``LeaseRequest``).
+    ``lease_clocks``: the lease's (wall, monotonic) clocks, if not ``clock``'s.
     ``lease_of(generator)`` is the lease; releasing it retires the generator.
     """
     store = get_lease_store(source)
     pool = pool_for(layout, worker_setting)
     ttl = float(conf.WORKER_LEASE_TTL_S) if ttl_s is None else ttl_s
     others = tuple(name for name in dict.fromkeys(companions) if name != pool.name)
-    holder = LeaseHolder(store, pool, ttl_s=ttl, clock=clock, on_lost=on_lost, companions=others)
+    wall, monotonic = lease_clocks or (clock, time.monotonic)
+    holder = LeaseHolder(
+        store, pool, ttl_s=ttl, clock=wall, monotonic=monotonic, on_lost=on_lost, companions=others
+    )
     lease = holder.acquire()
     try:
         bound, what = _resume_bound(lease, fields)
-        _wait_for_clock(lease, bound, what, clock, sleep)
-        generator = SnowflakeGenerator(
+        _wait_for_clock(lease, bound, what, wall, sleep)
+        generator = generator_type(
             layout,
             lease.node,
             clock=clock,
@@ -144,5 +151,5 @@ def _refuse_clock_behind(lease: LeaseHolder, bound: int, what: str, gap_ms: floa
         f"ahead of this host's clock: more than SNOWID_WORKER_RESUME_MAX_WAIT_MS="
         f"{limit:g}. This host's clock is behind the clock ids were issued on (an "
         "NTP step, a restored VM snapshot, a host whose clock is off): check it "
-        "(NTP). No id was issued."
+        f"(NTP). No id was issued.{moved_clock_hint()}"
     )

@@ -8,7 +8,7 @@ from typing import Any, Final
 
 from ..conf import conf
 from ..db.errors import is_missing_table
-from .lease import held_leases, waits
+from .lease import LeaseHolder, held_leases, waits
 from .sources import LEASE_SOURCES
 from .stores import get_lease_store
 from .stores.base import expires_in_s, horizon_text
@@ -83,35 +83,39 @@ def lease_problems(now: float | None = None) -> list[tuple[bool, str]]:
     ]
     held = held_leases()
     for lease in held:
-        where = f"worker id {lease.worker} of pool {lease.pool.name!r} ({lease.store.name!r} store)"
-        if lease.lost or lease.released:
-            if not any(o is not lease and o.pool.name == lease.pool.name for o in held):
-                cause = lease.taken_by_another or "was not renewed within its time-to-live"
-                problems.append(
-                    (
-                        True,
-                        f"The lease on {where} {cause}; this process issues no id of that "
-                        "pool until it takes a new lease (its next id tries). If it recurs, "
-                        "the lease store is unreachable or slower than "
-                        "SNOWID_WORKER_LEASE_TTL_S allows: check it and the network.",
-                    )
-                )
-        elif now > lease.valid_until:
-            problems.append(
-                (
-                    True,
-                    f"The lease on {where} was last renewed {now - lease.renewed_at:.1f} s "
-                    "ago, past the time it can be trusted: the next id refuses. Check that the "
-                    "lease store is reachable.",
-                )
-            )
-        elif now - lease.renewed_at > 1.5 * lease.interval_s:
-            problems.append(
-                (
-                    False,
-                    f"The lease on {where} was last renewed {now - lease.renewed_at:.1f} s "
-                    f"ago (a heartbeat every {lease.interval_s:g} s): renewals are failing; "
-                    "check that the lease store is reachable before the lease expires.",
-                )
-            )
+        problem = _lease_problem(lease, held, now)
+        if problem is not None:
+            problems.append(problem)
     return problems
+
+
+def _lease_problem(
+    lease: LeaseHolder, held: list[LeaseHolder], now: float
+) -> tuple[bool, str] | None:
+    where = f"worker id {lease.worker} of pool {lease.pool.name!r} ({lease.store.name!r} store)"
+    if lease.lost or lease.released:
+        if any(o is not lease and o.pool.name == lease.pool.name for o in held):
+            return None
+        cause = lease.taken_by_another or "was not renewed within its time-to-live"
+        return (
+            True,
+            f"The lease on {where} {cause}; this process issues no id of that "
+            "pool until it takes a new lease (its next id tries). If it recurs, "
+            "the lease store is unreachable or slower than "
+            "SNOWID_WORKER_LEASE_TTL_S allows: check it and the network.",
+        )
+    if now > lease.valid_until:
+        return (
+            True,
+            f"The lease on {where} was last renewed {now - lease.renewed_at:.1f} s "
+            "ago, past the time it can be trusted: the next id refuses. Check that the "
+            "lease store is reachable.",
+        )
+    if now - lease.renewed_at > 1.5 * lease.interval_s:
+        return (
+            False,
+            f"The lease on {where} was last renewed {now - lease.renewed_at:.1f} s "
+            f"ago (a heartbeat every {lease.interval_s:g} s): renewals are failing; "
+            "check that the lease store is reachable before the lease expires.",
+        )
+    return None

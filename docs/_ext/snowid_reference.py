@@ -1,12 +1,11 @@
-"""The reference pages generated from the code, so that they cannot drift from it.
+"""The reference parts of the docs, made from the code so that they cannot drift from it.
 
-``.. snowid-settings::`` writes the settings table from ``django_snowid.conf.SnowidSettings``
-(name, type from the annotation, default, meaning), one table per group comment of the
-class; ``.. snowid-checks::`` writes one entry per id of ``django_snowid.checks.CHECK_IDS``,
-each with the anchor that the checks' hints link to (``#django-snowid-e001``).
-
-``settings_rst()`` and ``checks_rst()`` return the reST the directives parse;
-tests/test_settings.py and tests/test_check_ids.py read them too.
+``settings_rst()`` is the settings table from ``django_snowid.conf.SnowidSettings`` (name,
+type from the annotation, default, meaning), one table per group comment of the class;
+``checks_rst()`` one entry per id of ``django_snowid.checks.CHECK_IDS`` (what
+``manage.py snowid_explain`` prints); ``command_rst()`` a command's options, from its
+parser; ``presets_rst()`` the preset layouts and when their time bits run out.
+``snowid_generated.py`` writes them into the pages; the tests read them too.
 """
 
 from __future__ import annotations
@@ -14,12 +13,6 @@ from __future__ import annotations
 import inspect
 import re
 from typing import Any
-
-from docutils import nodes
-from docutils.statemachine import StringList
-from sphinx.application import Sphinx
-from sphinx.util.docutils import SphinxDirective
-from sphinx.util.nodes import nested_parse_with_titles
 
 GROUP = re.compile(r"^\s+#(?!:)[\s-]*(?P<title>\w.*?)\s*$")
 ATTRIBUTE = re.compile(r"^\s+(?P<name>[A-Z][A-Z0-9_]*)\s*:")
@@ -116,7 +109,8 @@ COMMANDS = {
     "snowid_workers": "django_snowid.management.commands.snowid_workers",
     "snowid_database_ids": "django_snowid.management.commands.snowid_database_ids",
     "snowid_audit": "django_snowid.management.commands.snowid_audit",
-    "snowid_sequences": "django_snowid.sequences.management.commands.snowid_sequences",
+    "snowid_explain": "django_snowid.management.commands.snowid_explain",
+    "snowid_sequences": "django_snowid.management.commands.snowid_sequences",
 }
 
 
@@ -129,7 +123,8 @@ def command_rst(name: str) -> list[str]:
     # The command's own arguments, without Django's common options (--verbosity, ...).
     parser = argparse.ArgumentParser(
         prog=f"manage.py {name}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        # A fixed width: the page must not depend on the terminal that wrote it.
+        formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, width=88),
     )
     command.add_arguments(parser)
     help_text = parser.format_help()
@@ -139,62 +134,121 @@ def command_rst(name: str) -> list[str]:
     return [*lines, "", f"And Django's common options ({common}, ...).", ""]
 
 
-class CommandDirective(SphinxDirective):
-    required_arguments = 1
+def presets_rst() -> list[str]:
+    """The preset layouts: bits, capacity, and the first instant their time bits cannot
+    count (with the default epoch)."""
+    from django_snowid.core import PRESETS
 
-    def run(self) -> list[nodes.Node]:
-        container = nodes.section()
-        container.document = self.state.document
-        content = StringList(command_rst(self.arguments[0]), source=f"<{self.name}>")
-        self.state.nested_parse(content, self.content_offset, container)
-        return list(container.children)
-
-
-class _Generated(SphinxDirective):
-    has_content = False
-
-    def lines(self) -> list[str]:
-        raise NotImplementedError
-
-    def run(self) -> list[nodes.Node]:
-        container = nodes.section()
-        container.document = self.state.document
-        content = StringList(self.lines(), source=f"<{self.name}>")
-        nested_parse_with_titles(self.state, content, container)
-        return list(container.children)
-
-
-class SettingsDirective(_Generated):
-    def lines(self) -> list[str]:
-        return settings_rst()
-
-
-class ChecksDirective(_Generated):
-    def lines(self) -> list[str]:
-        return checks_rst()
-
-
-def _setup_django(app: Sphinx) -> None:
-    """The commands' parsers import the app: a minimal project for them."""
-    import django
-    from django.conf import settings
-
-    if not settings.configured:
-        settings.configure(
-            INSTALLED_APPS=[
-                "django.contrib.contenttypes",
-                "django.contrib.auth",
-                "django_snowid",
-                "django_snowid.sequences",
-            ],
-            DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
+    rows = []
+    for name, layout in PRESETS.items():
+        sequence = str(layout.sequence_bits)
+        if layout.shard_bits:
+            sequence += f", then ``shard`` {layout.shard_bits}"
+        parts = layout.node_parts
+        workers = " x ".join(str(1 << p.bits) for p in parts) if len(parts) > 1 else None
+        rows.append(
+            (
+                f"``{name}``" + (" (default)" if name == "classic" else ""),
+                f"{layout.time_bits} bits of {layout.time_unit_ms} ms",
+                ", ".join(f"``{p.name}`` {p.bits}" for p in parts),
+                sequence,
+                f"{layout.ids_per_second:,}",
+                workers or f"{1 << layout.node_bits:,}",
+                layout.exhausted_at.isoformat(timespec="seconds").replace("+00:00", "Z"),
+            )
         )
-        django.setup()
+    header = (
+        "preset",
+        "time",
+        "node",
+        "sequence",
+        "ids per second per worker",
+        "workers",
+        "time bits run out (UTC)",
+    )
+    return _list_table(header, rows)
 
 
-def setup(app: Sphinx) -> dict[str, Any]:
-    app.add_directive("snowid-settings", SettingsDirective)
-    app.add_directive("snowid-checks", ChecksDirective)
-    app.add_directive("snowid-command", CommandDirective)
-    app.connect("builder-inited", _setup_django)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+def _list_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    lines = [".. list-table::", "   :header-rows: 1", ""]
+    for row in [header, *rows]:
+        lines += [f"   {'*' if i == 0 else ' '} - {cell}" for i, cell in enumerate(row)]
+    return [*lines, ""]
+
+
+def capacity_rst() -> list[str]:
+    """What the layouts and order-number formats hold: limits made of bits, not costs."""
+    from django_snowid.core import PRESETS
+    from django_snowid.core.order_format import OrderNumberFormat
+
+    ids = [
+        (
+            f"``{name}``",
+            f"{layout.ids_per_second:,}",
+            f"{1 << layout.node_bits:,}",
+            f"{layout.ids_per_second * (1 << layout.node_bits):,}",
+        )
+        for name, layout in PRESETS.items()
+    ]
+    formats = {
+        "binary, 14 + 4 bits (default)": OrderNumberFormat(),
+        "binary, 19 + 4 bits": OrderNumberFormat(sequence_bits=19),
+        "decimal, 5 + 2 digits": OrderNumberFormat(packing="decimal"),
+        "decimal, 4 + 2 digits + check digit": OrderNumberFormat(
+            packing="decimal", sequence_digits=4, check_digit="luhn"
+        ),
+    }
+    orders = [
+        (name, f"{fmt.max_sequence:,}", f"{fmt.shard_count:,}") for name, fmt in formats.items()
+    ]
+    return [
+        *_list_table(
+            ("preset", "ids per second per worker", "worker ids", "ids per second in total"),
+            ids,
+        ),
+        *_list_table(("order-number format", "numbers per second per stream", "shards"), orders),
+    ]
+
+
+def _fits_until(fmt: Any) -> str:
+    """The last year whose numbers of ``fmt`` fit a signed 64-bit integer."""
+    from django_snowid.core.order_format import MAX_INT64
+
+    factor = 10 ** (fmt.sequence_digits + fmt.shard_digits)
+    fitting = [
+        year
+        for year in range(2000, 2100)
+        if fmt.with_check_digit(((year % 100) * 10**10 + 1231235959) * factor + factor - 1)
+        <= MAX_INT64
+    ]
+    return (
+        "always (until stems wrap in 2100)"
+        if len(fitting) == 100
+        else f"until the end of {fitting[-1]}"
+    )
+
+
+def decimal_formats_rst() -> list[str]:
+    """The decimal formats with and without a check digit: digits, capacity, lifetime."""
+    from django_snowid.core.order_format import OrderNumberFormat
+
+    rows = []
+    for sequence, shard, check in ((5, 2, None), (4, 2, "luhn"), (5, 1, "luhn"), (4, 1, "luhn")):
+        fmt = OrderNumberFormat(
+            packing="decimal", sequence_digits=sequence, shard_digits=shard, check_digit=check
+        )
+        name = f"{sequence} sequence + {shard} shard" + (" + check digit" if check else "")
+        if (sequence, shard, check) == (5, 2, None):
+            name += " (default, no check digit)"
+        digits = 12 + sequence + shard + (1 if check else 0)
+        rows.append(
+            (name, str(digits), f"{fmt.max_sequence:,}", f"{fmt.shard_count:,}", _fits_until(fmt))
+        )
+    header = (
+        "decimal format",
+        "digits",
+        "numbers per second",
+        "shards",
+        "fits a signed 64-bit integer",
+    )
+    return _list_table(header, rows)

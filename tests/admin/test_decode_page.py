@@ -217,3 +217,60 @@ def test_a_time_is_shown_once_when_the_site_runs_on_utc(admin_client, settings, 
     else:
         assert card.count(utc) == 1 and 'data-part="created-local"' in card
         assert "Europe/Paris" in card and "Europe/Paris" in panel
+
+
+KEY = "a-test-key-of-at-least-32-characters!!"
+
+
+def test_the_bits_of_a_concealed_number_name_the_sequence_they_show(admin_client, settings):
+    settings.SNOWID_ORDER_CONCEAL = True
+    settings.SNOWID_ORDER_KEY = KEY
+    order = ShopOrder.objects.create(user_id=7)
+    (row,) = admin_client.post(URL, {"ids": str(order.number)}).context["rows"]
+    parts = dict(row.parts)
+    names = [segment.name for segment in row.bits]
+    assert "sequence shown (concealed)" in names and "sequence" not in names
+    (shown,) = [s for s in row.bits if s.name == "sequence shown (concealed)"]
+    assert shown.value == parts["sequence shown (concealed)"]
+
+
+def test_a_legacy_id_is_counted_as_one_not_as_an_error(admin_client):
+    from tests.support import adopted
+
+    product = Product.objects.create(name="tea")
+    with adopted(Product, product.pk):
+        response = admin_client.post(URL, {"ids": f"5 {product.pk}"})
+    legacy, new = response.context["rows"]
+    assert legacy.error == "" and legacy.kind == "legacy" and new.kind == "snowflake"
+    assert legacy.note.startswith("legacy id, from before Snowflake ids were adopted")
+    assert (response.context["decoded"], response.context["legacy"]) == (1, 1)
+    assert response.context["errors"] == 0
+    html = response.content.decode()
+    assert "1 decoded, 1 legacy id." in html and "with an error" not in html
+    assert "5: a legacy id, from before Snowflake ids were adopted" in html
+
+
+def test_an_order_number_beside_its_rows_creation_says_its_second_may_be_the_next(admin_client):
+    from django_snowid.readings import time_texts
+    from tests.testapp.models import Purchase, Shopper
+
+    purchase = Purchase.objects.create(shopper=Shopper.objects.create(name="s"))
+    response = admin_client.post(URL, {"ids": str(purchase.number)})
+    (row,) = response.context["rows"]
+    created = time_texts(Purchase._meta.pk.decode(purchase.pk).time, milliseconds=True)[0]
+    assert row.rows_created == [("testapp.Purchase", created)]
+    html = response.content.decode()
+    assert "row created (UTC, testapp.Purchase)" in html and created in html
+    assert "can be one second after its row&#x27;s creation" in html
+
+
+def test_the_change_forms_panel_says_a_numbers_second_may_follow_the_rows_creation(
+    admin_client,
+):
+    from tests.testapp.models import Purchase, Shopper
+
+    purchase = Purchase.objects.create(shopper=Shopper.objects.create(name="s"))
+    change = admin_client.get(reverse("admin:testapp_purchase_change", args=[purchase.pk]))
+    html = change.content.decode()
+    assert "snowid-panel" in html
+    assert "can be one second after its row&#x27;s creation" in html

@@ -138,3 +138,16 @@ def test_an_empty_lease_table_says_why(client, settings, source, says):
         assert "No live lease" not in page.content.decode()
     else:
         assert says in page.content.decode()
+
+
+@pytest.mark.redis
+def test_with_redis_down_the_streams_are_unknown_not_absent(client, settings):
+    from tests.support import free_port, redis_caches
+
+    settings.CACHES = redis_caches(f"redis://127.0.0.1:{free_port()}/0")  # nobody listens
+    settings.SNOWID_ORDER_BACKEND = "redis"
+    page = _status_page(client)
+    html = page.content.decode()
+    assert page.context["streams_error"]
+    assert "No stream yet" not in html
+    assert "unknown while the store cannot be read" in html

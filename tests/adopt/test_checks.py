@@ -108,7 +108,7 @@ def test_djangos_documented_generic_relation():
     [error] = generic_relation_messages([Bookmark], keys)
     assert error.id == "django_snowid.E900" and error.obj is Bookmark._meta.get_field("notes")
     assert "testapp.TaggedNote.object_id (PositiveIntegerField, column 'object_id')" in error.msg
-    assert error.hint.endswith("#django-snowid-e900")
+    assert error.hint.endswith("python manage.py snowid_explain E900")
 
     [warning] = generic_relation_messages([Plain], keys)
     assert warning.id == "django_snowid.W900" and warning.obj is TaggedNote

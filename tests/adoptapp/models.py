@@ -6,6 +6,8 @@ now 64-bit in the code) point at it; django-taggit tags it through the recipe of
 
 from __future__ import annotations
 
+import os
+
 from django.contrib.contenttypes.fields import GenericForeignKey
 from django.contrib.contenttypes.models import ContentType
 from django.db import models
@@ -59,9 +61,17 @@ class Loan(models.Model):
     shelf = models.ForeignKey(DisplayShelf, on_delete=models.CASCADE, related_name="loans")
 
 
+# SNOWID_ADOPT_NARROW_NOTES=1: the code forgot to widen Note's object id.
+NOTE_ID = (
+    models.PositiveIntegerField
+    if os.environ.get("SNOWID_ADOPT_NARROW_NOTES")
+    else models.PositiveBigIntegerField
+)
+
+
 class Note(models.Model):
     id = models.AutoField(primary_key=True)
     content_type = models.ForeignKey(ContentType, on_delete=models.CASCADE)
-    object_id = models.PositiveBigIntegerField()
+    object_id = NOTE_ID()
     content_object = GenericForeignKey("content_type", "object_id")
     text = models.CharField(max_length=50)

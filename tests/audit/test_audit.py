@@ -385,3 +385,16 @@ def test_a_number_whose_check_digit_fails_is_outside_the_format(settings):
     assert report["counts"] == {"order_outside_format": 1}
     assert "check digit" in report["findings"][0]["detail"]
     assert good.number != bad.number
+
+
+@pytest.mark.parametrize("batch_size", ["1", "2", "3", "1000"])
+def test_legacy_ids_are_left_out_wherever_the_batches_end(adopted_legacy, batch_size):
+    """A batch that holds a negative id, legacy ids and new ids is read in three parts."""
+    Legacy.objects.create(id=-7, name="negative")
+    Legacy.objects.create(name="new")
+    status, report = audit_json("--batch-size", batch_size, "testapp.Legacy")
+    assert report["counts"] == {"id_outside_layout": 1}, report
+    assert [f["value"] for f in report["findings"]] == ["-7"]
+    assert report["rows"]["testapp.Legacy.id"] == 7
+    assert [note for note in report["notes"] if "5 legacy ids" in note], report["notes"]
+    assert status == 1

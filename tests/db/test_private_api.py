@@ -107,3 +107,13 @@ def test_the_unique_constraint_of_a_column_is_found_by_introspection():
 def test_the_built_in_lookups_sql_is_keyed_by_their_names():
     assert private.operator_sql(connection, "gte", "%s").startswith(">=")
     assert private.operator_sql(connection, "lt", "%s").startswith("<")
+
+
+def test_the_migration_recorder_s_model_takes_its_key_from_default_auto_field():
+    from django.db.migrations.recorder import MigrationRecorder
+
+    model = private.migration_recorder_model()
+    assert model is MigrationRecorder.Migration
+    assert model._meta.db_table == "django_migrations"
+    assert model._meta.app_config is None  # no app: DEFAULT_AUTO_FIELD decides its key
+    assert type(model._meta.pk).__name__ == "SnowflakeAutoField"

@@ -135,6 +135,26 @@ def test_redis_check_names_the_alias_and_its_users(throwaway_redis):
         throwaway_redis.start()
 
 
+def test_a_failing_check_is_logged_by_django_health_check_3_without_a_traceback(caplog, settings):
+    """3.24 logs an error raised by a check with its traceback (``logger.exception``) and
+    one handed to ``add_error`` in a line: ours are handed over. 4.x logs every failure
+    with its traceback whatever the check does (docs/operations.rst says how to quiet it)."""
+    from importlib.metadata import version
+
+    from tests.support import free_port, redis_caches
+
+    if int(version("django-health-check").split(".")[0]) >= 4:
+        pytest.skip("django-health-check 4 logs every failed check with its traceback")
+    settings.CACHES = redis_caches(f"redis://127.0.0.1:{free_port()}/0")  # nobody listens
+    settings.SNOWID_ORDER_BACKEND = "redis"
+    check = Redis()
+    check.run_check()
+    (error,) = check.errors
+    assert isinstance(error, ServiceUnavailable) and "unreachable" in str(error)
+    logged = [r for r in caplog.records if r.name == "health-check"]
+    assert logged and not any(r.exc_info for r in logged)
+
+
 def test_redis_users_are_the_families_whose_stores_need_redis(monkeypatch):
     """A store of any name whose ``needs`` say Redis makes its family a Redis user."""
     from django_snowid.health.probes import redis_users

@@ -237,7 +237,7 @@ def test_w201_warns_where_shard_from_names_ids_whose_low_bits_are_not_spread():
     assert warnings_of(field("ticket")) == []
     (message,) = [m for m in field("by_account").check() if m.id == "django_snowid.W201"]
     assert "testapp.Account.id" in message.msg and "'flat'" in message.msg
-    assert message.hint.endswith("reference/checks.html#django-snowid-w201")
+    assert message.hint.endswith("python manage.py snowid_explain W201")
 
 
 @isolate_apps("tests.testapp")

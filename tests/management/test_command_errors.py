@@ -1,4 +1,4 @@
-"""``snowid_recover`` and ``snowid_workers`` on a broken store: a ``CommandError`` that
+"""The commands on a broken store or a database that is down: a ``CommandError`` that
 names the store and the problem, never a traceback."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from django.test import override_settings
 from django_snowid.settings_layouts import get_layout
 from django_snowid.workers.pool import pool_for
 from django_snowid.workers.stores import get_lease_store
-from tests.support import free_port, manage_in_subprocess, redis_caches
+from tests.support import free_port, manage_in_subprocess, manage_project, project, redis_caches
 
 pytestmark = pytest.mark.django_db
 
@@ -95,6 +95,18 @@ def test_workers_lists_the_slot_files_of_this_host(settings, tmp_path):
         assert [(r["worker_id"], r["state"]) for r in every] == [("3", "held"), ("4", "free")]
 
 
+def test_workers_all_lists_the_lock_files_of_the_default_source_on_an_sqlite_file(tmp_path):
+    """The ``database`` source on an SQLite file keeps its leases in lock files beside it:
+    once their processes ended, ``--all`` lists them free, as for the ``slot`` source."""
+    shop = project(tmp_path, apps=["django_snowid"], models="")
+    took = manage_project(shop, "shell", "-c", "import django_snowid; django_snowid.next_id()")
+    assert took.returncode == 0, took.stderr
+    assert list(tmp_path.glob("db.sqlite3-snowid-leases/*.lock"))
+    listed = manage_project(shop, "snowid_workers", "--all", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [r["state"] for r in json.loads(listed.stdout)] == ["free"]
+
+
 @pytest.mark.parametrize("source", ["database"])
 def test_workers_all_lists_released_leases(settings, source):
     from django.db import connection
@@ -139,3 +151,55 @@ def test_decode_unknown_layout_names_them_once():
     message = str(caught.value)
     assert message.count("'js'") == 1
     assert "'default' (SNOWID_LAYOUT)" in message
+
+
+ORDER_MODELS = """
+from django.db import models
+
+from django_snowid.fields import OrderNumberField
+
+
+class Order(models.Model):
+    number = OrderNumberField()
+"""
+
+#: A database nobody listens to (PostgreSQL on a port that is free); order numbers in Redis.
+DOWN = """
+DATABASES = {{"default": {{"ENGINE": "django.db.backends.postgresql", "HOST": "127.0.0.1",
+    "PORT": {port}, "NAME": "shop", "USER": "postgres", "OPTIONS": {{"connect_timeout": 2}}}}}}
+CACHES = {caches!r}
+SNOWID_REDIS_ALIAS = "snowid"
+"""
+
+
+def refused(shop, *args: str, status: int = 1) -> str:
+    """What ``manage.py *args`` of ``shop`` said on stderr, refusing with ``status`` and no
+    traceback."""
+    done = manage_project(shop, *args)
+    assert done.returncode == status and "Traceback" not in done.stderr, done.stderr
+    return str(done.stderr)
+
+
+def test_sequences_without_the_sequences_app_says_to_add_it(tmp_path):
+    said = refused(project(tmp_path, apps=["django_snowid"], models=""), "snowid_sequences")
+    assert "add 'django_snowid.sequences' to INSTALLED_APPS" in said
+    assert "Unknown command" not in said
+
+
+def test_sequences_and_audit_before_migrate_say_to_migrate(tmp_path):
+    apps = ["django_snowid", "django_snowid.sequences", "shop"]
+    extra = 'SNOWID_ORDER_BACKEND = "database"'
+    shop = project(tmp_path, apps=apps, models=ORDER_MODELS, extra=extra)
+    assert "manage.py migrate" in refused(shop, "snowid_sequences")
+    audited = refused(shop, "snowid_audit", "--skip-checks", status=2)
+    assert "A table is missing from the database 'default'" in audited
+    assert "manage.py migrate" in audited
+
+
+def test_sequences_and_recover_with_the_database_down_name_the_database(tmp_path, settings):
+    apps = ["django_snowid", "django_snowid.sequences", "shop"]
+    down = DOWN.format(port=free_port(), caches=redis_caches(settings.REDIS_URL))
+    shop = project(tmp_path, apps=apps, models=ORDER_MODELS, extra=down)
+    assert "database 'default'" in refused(shop, "snowid_sequences")
+    recovered = refused(shop, "snowid_recover", "--dry-run")
+    assert "database 'default'" in recovered and "redis" not in recovered.lower()

@@ -90,6 +90,11 @@ def test_raising_a_mark_past_the_largest_value_is_refused(settings):
     assert "would pass 2**63 - 1" in message
 
 
+def test_raise_without_by_says_by_is_needed():
+    message = refusal("snowid_sequences", "--raise", "invoices")
+    assert "--raise NAME needs --by N" in message and "None" not in message
+
+
 def test_by_in_scientific_notation_is_refused_as_bad_input():
     assert "--by" in refusal("snowid_sequences", "--raise", "invoices", "--by", "1e30")
 
@@ -162,6 +167,20 @@ def test_import_refuses_names_our_sequences_cannot_hold_and_echoes_them_short(le
     )
     assert "150 characters" in message and len(message) < 400
     assert list(SequenceMark.objects.values_list("name", flat=True)) == []
+
+
+# ---------------------------------------------------------------------- snowid_recover
+@pytest.mark.parametrize(
+    "label, suggested",
+    [
+        ("testapp.ShopOrder.number", "testapp.ShopOrder"),
+        ("testapp.shoporder.number", "testapp.ShopOrder"),
+    ],
+)
+def test_recover_given_a_field_names_its_model(label, suggested):
+    message = refusal("snowid_recover", label)
+    assert f"Did you mean {suggested}?" in message
+    assert "--above takes app_label.Model.field" in message  # the option that takes one
 
 
 # ---------------------------------------------------------------------- snowid_workers

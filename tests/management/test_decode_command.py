@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 import django_snowid
 from django_snowid.exceptions import InvalidId
 from django_snowid.settings_layouts import get_layout
-from tests.support import ROOT, manage_in_subprocess
+from tests.support import ROOT, adopted, manage_in_subprocess
 
 
 def run(*args: str) -> str:
@@ -36,6 +36,7 @@ def test_next_id_and_next_ids():
     assert django_snowid.next_id(layout="js") < 2**53
 
 
+@pytest.mark.django_db  # the rows that hold the values are looked up
 def test_command_text_and_json():
     layout = get_layout("dc")
     value = layout.compose(5000, layout.node_value({"datacenter": 2, "machine": 9}), 1)
@@ -48,6 +49,7 @@ def test_command_text_and_json():
     assert data[0]["parts"] == {"datacenter": 2, "machine": 9}
 
 
+@pytest.mark.django_db  # the rows that hold the values are looked up
 @pytest.mark.parametrize(
     "bad, message",
     [
@@ -66,14 +68,19 @@ def test_command_rejects_unknown_layout():
         run("1", "--layout", "nope")
 
 
-def test_command_exits_1_without_a_traceback():
-    done = manage_in_subprocess("snowid_decode", "12", "nope")
+def test_command_prints_the_valid_ids_and_exits_1_for_the_others_without_a_traceback():
+    value = get_layout().compose(5000, 3, 1)
+    args = ("snowid_decode", "nope", str(value), "--layout", "default", "--skip-checks")
+    done = manage_in_subprocess(*args)
     assert done.returncode == 1
     assert "'nope' is not an id" in done.stderr
     assert "Traceback" not in done.stderr
-    assert done.stdout == ""
+    assert done.stdout == f"{value}  2020-01-01T00:00:05.000Z  worker=3  sequence=1\n"
+    detected = manage_in_subprocess("snowid_decode", "nope", str(value), "--skip-checks")
+    assert detected.returncode == 1 and detected.stdout.startswith(f"{value}  2020-01-01")
 
 
+@pytest.mark.django_db  # the rows that hold the values are looked up
 def test_command_decodes_order_numbers():
     text = run("2504131200000000107", "--field", "testapp.DecimalOrder.number")
     assert "stem=250413120000 sequence=1 shard=7" in text
@@ -120,3 +127,25 @@ def test_no_command_writes_json_but_through_the_one_helper():
     ]:
         if path.name != "_json.py":
             assert "json.dumps(" not in path.read_text(), path
+
+
+@pytest.fixture
+def adopted_product():
+    """testapp.Product adopted: its ids below its first Snowflake id are legacy ids."""
+    from tests.testapp.models import Product
+
+    product = Product.objects.create(name="tea")
+    with adopted(Product, product.pk):
+        yield product
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("how", [(), ("--layout", "default"), ("--field", "testapp.Product.id")])
+def test_a_legacy_id_is_printed_as_one_never_as_a_moment_of_2020(adopted_product, how):
+    text = run("1", *how)
+    assert text.startswith("1  legacy id, from before Snowflake ids were adopted")
+    assert "testapp.Product" in text and "2020-01-01" not in text
+    (item,) = json.loads(run("1", *how, "--json"))
+    assert item["kind"] == "legacy" and item["id"] == "1" and "time" not in item
+    new = run(str(adopted_product.pk), *how)
+    assert "legacy" not in new and "worker=3" in new

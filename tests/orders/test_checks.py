@@ -47,6 +47,33 @@ def test_every_order_setting_is_checked(overrides, expected):
     assert sorted(set(check_ids(**overrides))) == expected
 
 
+def _messages(id_, **overrides):
+    from django.core import checks
+    from django.test import override_settings
+
+    with override_settings(**overrides):
+        return [m for m in checks.run_checks(databases=[]) if m.id == id_]
+
+
+def test_a_check_digit_that_does_not_fit_says_which_digit_to_give_up():
+    """12 + 5 + 2 + 1 digits: the message names the two ways to fit 19, the hint the table."""
+    from django_snowid.checks import CHECK_IDS
+
+    message = _messages(E202, SNOWID_ORDER_PACKING="decimal", SNOWID_ORDER_CHECK_DIGIT="luhn")[0]
+    assert "sequence_digits=4" in message.msg and "shard_digits=1" in message.msg
+    assert "Check digits" in message.hint
+    assert "check digit" in CHECK_IDS[E202]
+
+
+def test_a_concealed_field_without_a_key_is_one_error_that_says_what_to_set():
+    """The missing key is E215's alone: no E202 for each field for the same cause."""
+    assert sorted(set(check_ids(SNOWID_ORDER_CONCEAL=True))) == ["django_snowid.E215"]
+    (message,) = _messages("django_snowid.E215", SNOWID_ORDER_CONCEAL=True)
+    assert "SNOWID_ORDER_KEY is not set" in message.msg
+    assert "conceal their sequences" not in message.msg  # said of one field as of many
+    assert "at least 32 characters" in message.msg
+
+
 KEY = "the-shop-key-of-concealed-order-numbers-0001"
 NEW_KEY = "the-shop-key-of-concealed-order-numbers-0002"
 

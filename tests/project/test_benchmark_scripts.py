@@ -13,6 +13,17 @@ import pytest
 from tests.support import ROOT
 
 
+def figures_found(script: str, out: str) -> dict[str, str]:
+    """Every figure docs/performance.rst reads from ``script``'s output, read from ``out``
+    (a pattern that no longer matches the output raises)."""
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    try:
+        from snowid_figures import FIGURES
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "_ext"))
+    return {name: f.read(out) for name, f in FIGURES.items() if f.script == script}
+
+
 def run_script(*args: str, env: dict[str, str] | None = None, timeout: int = 120) -> str:
     """What ``python args`` (a script of benchmarks/ and its options) printed; it must exit 0."""
     done = subprocess.run(
@@ -36,6 +47,7 @@ def test_redis_capacity_measures_every_script():
     assert issued and int(issued[1].replace(",", "")) > 0, out
     paced = re.findall(r"^([\d,]+)/s\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)", out, re.MULTILINE)
     assert [rate for rate, *_ in paced] == ["10", "1,000", "10,000"], out
+    assert len(figures_found("bench_redis_capacity", out)) == 5
 
 
 @pytest.mark.slow
@@ -44,6 +56,15 @@ def test_script_runners_are_compared():
     out = run_script("benchmarks/bench_scripts.py", "--calls", "200", "--repeat", "1")
     rows = re.findall(r"^(RedisScript|redis-py Script).*?\s([\d.]+)\s+[\d.]+\s", out, re.M)
     assert len(rows) == 4 and all(float(us) > 0 for _, us in rows), out
+    assert len(figures_found("bench_scripts", out)) == 2
+
+
+@pytest.mark.slow
+def test_graphql_scalars_are_compared_with_each_librarys_own():
+    out = run_script("benchmarks/bench_graphql.py", "--objects", "500", "--repeat", "1")
+    ratios = re.findall(r"^  ratio ours/(\w+) ([\d.]+) ", out, re.M)
+    assert [name for name, _ in ratios] == ["BigInt", "ID"], out
+    assert all(float(ratio) > 0 for _, ratio in ratios), out
 
 
 @pytest.mark.slow
@@ -64,6 +85,7 @@ def test_audit_benchmark_reads_every_row():
     assert [what for what, _ in rates] == ["SELECT", "keyset", "snowid_audit"], out
     assert all(int(rate.replace(",", "")) > 0 for _, rate in rates), out
     assert "peak RSS after every pass" in out
+    assert len(figures_found("bench_audit", out)) == 2
 
 
 @pytest.mark.slow
@@ -82,6 +104,7 @@ def test_compat_is_compared_with_django_sequences():
     rows = re.findall(r"compat\s+([\d,]+)/s\s+django-sequences\s+([\d,]+)/s", out)
     assert len(rows) == 5, out
     assert all(int(a.replace(",", "")) > 0 and int(b.replace(",", "")) > 0 for a, b in rows)
+    assert len(figures_found("bench_sequences_compat", out)) == 1
 
 
 @pytest.mark.slow
@@ -96,6 +119,33 @@ def test_database_ids_are_compared_with_identity_and_the_floor():
     )
     rows = re.findall(r"^  (snowid default|identity|floor)\s+([\d.]+)\s", out, re.M)
     assert len(rows) == 6 and all(float(seconds) > 0 for _, seconds in rows), out
+    assert len(figures_found("bench_database_ids", out)) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.redis
+@pytest.mark.django_db  # needs the PostgreSQL server (skipped where it is missing)
+def test_bulk_create_is_compared_with_its_floor():
+    """Order numbers' bulk_create() against the same rows without the field and with a
+    UNIQUE bigint column set in Python, each round's ratio read."""
+    from django.conf import settings
+
+    if not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        pytest.skip("measures PostgreSQL (SNOWID_TEST_DB=postgresql)")
+    out = run_script(
+        "benchmarks/bench_orders.py",
+        *("--seconds", "0.05", "--repeat", "1", "--creates", "100", "--bulk-rounds", "2"),
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "benchmarks.settings"},
+    )
+    rows = re.findall(r"^bulk_create\(\), (.+?)\s+([\d,]+)\s+[\d.]+x", out, re.M)
+    assert [what for what, _ in rows] == [
+        "no order number",
+        "UNIQUE bigint set in Python",
+        "OrderNumberQuerySet (Redis)",
+    ], out
+    assert all(int(rate.replace(",", "")) > 0 for _, rate in rows), out
+    floor = r"bulk_create\(\) of 100 <= 1.05x the UNIQUE column set\s+[\d.]+x \([\d.]+-[\d.]+\)"
+    assert re.search(floor, out), out
 
 
 @pytest.mark.slow
@@ -113,6 +163,7 @@ def test_metrics_on_and_off_are_compared():
     ratios = re.findall(r"ratio ([\d.]+) ", out)
     assert len(ratios) == 4 and all(float(r) > 0 for r in ratios), out  # the 4th: multiprocess
     assert re.search(r"flush alone\s+[\d.]+ µs a request", out), out
+    assert len(figures_found("bench_metrics", out)) == 1
 
 
 @pytest.mark.slow
@@ -171,3 +222,74 @@ def test_concealed_numbers_are_compared_with_plain_ones():
     assert len(re.findall(r"^(binary|decimal): .*\s[\d.]+$", out, re.M)) == 6, out
     assert len(re.findall(r"^(binary|decimal), .*\s[\d.]+\s+[\d.]+$", out, re.M)) == 4, out
     assert "target round tables <= 2 MiB per format and process: met" in out, out
+
+
+@pytest.mark.slow
+def test_deep_pages_are_compared_with_drf_s_paginators():
+    """On a PostgreSQL server of its own: a few rows, each paginator's page 1 and deep
+    page, and the settled-id query with connections open."""
+    out = run_script(
+        "benchmarks/bench_pages.py",
+        *("--rows", "5000", "--depth", "4000", "--repeat", "1", "--connections", "10"),
+        timeout=300,
+    )
+    rows = re.findall(r"^(ours|DRF \w+).*?\s([\d.]+)\s+([\d.]+)\s+[\d.]+x$", out, re.M)
+    assert len(rows) == 4 and all(float(a) > 0 and float(b) > 0 for _, a, b in rows), out
+    assert re.search(r"settled-id query, 10 other connections open: [\d.]+ ms", out), out
+
+
+@pytest.mark.slow
+@pytest.mark.django_db  # needs the PostgreSQL server (skipped where it is missing)
+def test_polling_under_load_is_compared_with_drf_and_the_naive_poll():
+    from django.conf import settings
+
+    if not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        pytest.skip("measures PostgreSQL (SNOWID_TEST_DB=postgresql)")
+    name = f"{os.environ.get('SNOWID_TEST_DB_NAME', 'snowid')}_feed_bench"
+    out = run_script(
+        "benchmarks/bench_feed_load.py",
+        *("--writers", "2", "--seconds", "1.5", "--longest-transaction", "0.3"),
+        env={
+            **{k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
+            "SNOWID_TEST_DB_NAME": name,
+        },
+        timeout=300,
+    )
+    rows = re.findall(r"^(ours|DRF|naive).*?\s([\d,]+)\s+([\d,]+)\s+([\d,]+)$", out, re.M)
+    assert [what for what, *_ in rows] == ["ours", "DRF", "naive"], out
+    assert rows[0][2:] == ("0", "0"), out  # ours: none missed, none twice
+
+
+@pytest.mark.slow
+def test_time_travel_is_compared_with_the_generator_before_it():
+    out = run_script("benchmarks/bench_time_travel.py", "--calls", "40000", "--repeat", "1")
+    assert "outside tests SnowflakeGenerator, in a test process TimeTravelGenerator" in out
+    rows = re.findall(
+        r"^(before|django_snowid|test process).*?\s([\d,]+)\s.*?([\d.]+)x$", out, re.M
+    )
+    assert len(rows) == 6 and all(int(rate.replace(",", "")) > 0 for _, rate, _ in rows), out
+    assert re.search(r"^\[(PASS|MISS)\] next_id\(\) outside tests", out, re.M), out
+
+
+def test_make_bench_records_every_script_then_rewrites_the_figures():
+    makefile = (ROOT / "Makefile").read_text()
+    target = makefile.split("\nbench: ", 1)[1].split("\n\n", 1)[0]
+    recorded = re.findall(r"^\t\$\(RECORD\) benchmarks/(bench_\w+\.py)$", target, re.MULTILINE)
+    scripts = sorted(path.name for path in (ROOT / "benchmarks").glob("bench_*.py"))
+    assert sorted(recorded) == scripts
+    assert target.rstrip().endswith("$(BIN)/python docs/_ext/snowid_generated.py")
+
+
+def test_a_recorded_run_keeps_the_output_under_a_line_naming_the_run(tmp_path):
+    script = tmp_path / "bench_example.py"
+    script.write_text("print('what  figure')\nprint('one   1.5x')\n")
+    env = {**os.environ, "SNOWID_BENCH_RESULTS": str(tmp_path / "results")}
+    out = run_script("-m", "benchmarks.record", str(script), "--fast", env=env)
+    assert out == "what  figure\none   1.5x\n"
+    first, *rest = (tmp_path / "results" / "bench_example.txt").read_text().splitlines()
+    assert re.fullmatch(
+        r"# bench_example\.py --fast: run of \d{4}-\d\d-\d\d \d\d:\d\d UTC, commit \w+.*, "
+        r"CPython [\d.]+, Django [\d.]+\w*, \d+ CPUs, load average [\d.]+ before, [\d.]+ after",
+        first,
+    ), first
+    assert rest == ["what  figure", "one   1.5x"]

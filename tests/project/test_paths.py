@@ -57,8 +57,9 @@ def test_an_insert_with_an_order_number_walks_through_few_modules(backend):
     # its server (a Redis script runner; one statement returning one integer, on a cursor
     # kept with Django's private API), the state machine's outcome, and the process's
     # block. With Redis most numbers come from the block alone. (In the test's transaction
-    # the database store reserves one number a call.)
-    assert len(modules) <= (5 if backend == "redis" else 9), sorted(modules)
+    # the database store reserves one number a call, on the host's clock: core.clocks,
+    # never a clock a test moved.)
+    assert len(modules) <= (5 if backend == "redis" else 10), sorted(modules)
     seen = (
         "django_snowid.orders.blocks" if backend == "redis" else "django_snowid.core.order_stream"
     )

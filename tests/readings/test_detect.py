@@ -160,3 +160,56 @@ def test_every_table_of_a_field_of_that_layout_is_linked(staff):
     assert sorted(url for _, url in row.links) == sorted([change_url(order), change_url(other)])
     html = staff.post(URL, {"ids": str(order.pk)}).content.decode()
     assert html.count('class="snowid-link"') == 2
+
+
+def test_a_number_that_fails_a_check_digit_is_not_read_silently_as_another_fields():
+    """Two decimal formats of 19 digits, one with a check digit: a mistyped number of the
+    one is a well-formed number of the other. Detection refuses, naming both."""
+    from datetime import datetime, timezone
+
+    from django_snowid.core.order_format import OrderNumberFormat
+    from django_snowid.exceptions import CheckDigitMismatch
+    from django_snowid.readings.detect import _detect
+    from django_snowid.readings.kinds import OrderReading
+    from django_snowid.readings.rows import DecodedRow
+
+    damm = OrderNumberFormat(packing="decimal", sequence_digits=4, check_digit="damm")
+    plain = OrderNumberFormat(packing="decimal")
+    readings = [
+        OrderReading("shop.PhoneOrder.number", damm.decode, (), format=damm),
+        OrderReading("shop.Order.number", plain.decode, (), format=plain),
+    ]
+    now = datetime(2026, 12, 3, 8, 0, tzinfo=timezone.utc)
+    second = damm.local_second(datetime(2026, 12, 3, 7, 58, 21, tzinfo=timezone.utc))
+    good = damm.compose(second, 1, 43)
+    typed = good + 1 if good % 10 != 9 else good - 1  # the check digit mistyped
+    assert len(str(typed)) == 19 and plain.decode(typed)  # well-formed for the other
+    with pytest.raises(CheckDigitMismatch) as caught:
+        _detect(DecodedRow(raw=str(typed), value=typed), now, readings, [])
+    message = str(caught.value)
+    assert "fails the check digit of shop.PhoneOrder.number (damm)" in message
+    assert "shop.Order.number" in message  # what it would be read as, said
+    row = DecodedRow(raw=str(good), value=good)
+    assert _detect(row, now, readings, []).label == "shop.PhoneOrder.number"
+
+
+def test_a_value_of_another_length_is_no_mistyped_number_of_a_check_digit_field():
+    """An 18-digit Snowflake id fails the check digit of a 19-digit format and, one digit
+    changed, would even date (2009): it is no mistyped number of that field."""
+    from datetime import datetime, timezone
+
+    from django_snowid.core.order_format import OrderNumberFormat
+    from django_snowid.readings.detect import _detect
+    from django_snowid.readings.kinds import OrderReading, readings_of
+    from django_snowid.readings.rows import DecodedRow
+
+    damm = OrderNumberFormat(packing="decimal", sequence_digits=4, check_digit="damm")
+    layout = get_layout()
+    readings = [OrderReading("shop.PhoneOrder.number", damm.decode, (), format=damm)]
+    readings += readings_of([])
+    value = 912200249395646475
+    now = datetime(2026, 11, 22, 5, 0, tzinfo=timezone.utc)
+    assert layout.decode(value).time.year == 2026
+    assert _detect(DecodedRow(raw=str(value), value=value), now, readings, []).label.startswith(
+        "Snowflake layout"
+    )

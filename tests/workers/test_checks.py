@@ -111,11 +111,18 @@ def test_the_defaults_lease_from_the_database_without_a_check_message(settings):
     assert conf.WORKER_ID_SOURCE == "database"
 
 
-def test_env_source_without_its_variable_passes_the_checks():
-    # migrate, check and collectstatic issue no ids: they run without the variable.
-    assert (
-        check_ids(SNOWID_WORKER_ID_SOURCE="env", SNOWID_WORKER_ID_ENV="SNOWID_TEST_UNSET_VAR") == []
-    )
+def test_env_source_without_its_variable_passes_the_checks_but_not_the_deploy_checks():
+    # migrate, check and collectstatic issue no ids: they run without the variable; check
+    # --deploy, run where the server runs, says the first id would refuse.
+    from django.core import checks
+    from django.test import override_settings
+
+    unset = {"SNOWID_WORKER_ID_SOURCE": "env", "SNOWID_WORKER_ID_ENV": "SNOWID_TEST_UNSET_VAR"}
+    assert check_ids(**unset) == []
+    with override_settings(**unset):
+        deploy = checks.run_checks(include_deployment_checks=True, databases=[])
+    (message,) = [m for m in deploy if m.id == "django_snowid.E050"]
+    assert "SNOWID_TEST_UNSET_VAR is not set" in message.msg
 
 
 @pytest.mark.parametrize("text", ["9" * 5000, "machine=" + "9" * 5000, "٣", "machine=-1", "7,"])

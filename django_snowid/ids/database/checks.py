@@ -12,6 +12,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from ...checks import HINT, Check, error, is_number
 from ...conf import conf
+from ...core.layout import Layout
 from ...exceptions import LayoutError, WorkerIdError
 from ...workers.pool import pool_for, pool_name
 from ...workers.sources import LEASE_SOURCES, resolve_worker_id, worker_node
@@ -54,45 +55,52 @@ def field_messages(fields: Iterable[models.Field]) -> list[CheckMessage]:
     E607 (with ``shard_from``)."""
     messages: list[CheckMessage] = []
     for field in fields:
-        if getattr(field, "shard_from", None) is not None:
-            messages.append(
-                _field_error(
-                    field,
-                    f"database_ids=True with shard_from={field.shard_from!r}: the database "  # type: ignore[attr-defined]
-                    "cannot read the shard source of a row it fills, and its ids would all "
-                    "carry shard 0.",
-                    "django_snowid.E607",
-                    "Remove one of the two options. ",
-                )
-            )
+        refused = _option_refused(field)
+        messages += [refused] if refused else _backends_refused(field)
+    return messages
+
+
+def _option_refused(field: models.Field) -> Error | None:
+    """E607, E600: no database can give ``field`` a default."""
+    if getattr(field, "shard_from", None) is not None:
+        return _field_error(
+            field,
+            f"database_ids=True with shard_from={field.shard_from!r}: the database "  # type: ignore[attr-defined]
+            "cannot read the shard source of a row it fills, and its ids would all "
+            "carry shard 0.",
+            "django_snowid.E607",
+            "Remove one of the two options. ",
+        )
+    if django.VERSION < (5, 0):
+        return _field_error(
+            field,
+            "database_ids=True needs Django 5.0 or later (the column default is a "
+            f"db_default); this is Django {django.get_version()}.",
+            "django_snowid.E600",
+            "Upgrade Django, or remove database_ids=True. ",
+        )
+    return None
+
+
+def _backends_refused(field: models.Field) -> list[CheckMessage]:
+    """E601-E603: the databases of ``field`` that are not PostgreSQL."""
+    messages: list[CheckMessage] = []
+    for alias in _aliases_of(field):
+        vendor = connections[alias].vendor
+        if vendor == "postgresql":
             continue
-        if django.VERSION < (5, 0):
-            messages.append(
-                _field_error(
-                    field,
-                    "database_ids=True needs Django 5.0 or later (the column default is a "
-                    f"db_default); this is Django {django.get_version()}.",
-                    "django_snowid.E600",
-                    "Upgrade Django, or remove database_ids=True. ",
-                )
+        id_, why = WHY_NOT.get(
+            vendor,
+            ("django_snowid.E603", f"The {vendor} backend has no database default of ours."),
+        )
+        messages.append(
+            _field_error(
+                field,
+                f"database_ids=True on the database {alias!r} ({vendor}): {why}",
+                id_,
+                "Remove database_ids=True, or route the model to PostgreSQL. ",
             )
-            continue
-        for alias in _aliases_of(field):
-            vendor = connections[alias].vendor
-            if vendor == "postgresql":
-                continue
-            id_, why = WHY_NOT.get(
-                vendor,
-                ("django_snowid.E603", f"The {vendor} backend has no database default of ours."),
-            )
-            messages.append(
-                _field_error(
-                    field,
-                    f"database_ids=True on the database {alias!r} ({vendor}): {why}",
-                    id_,
-                    "Remove database_ids=True, or route the model to PostgreSQL. ",
-                )
-            )
+        )
     return messages
 
 
@@ -110,47 +118,55 @@ def check_database_nodes(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
         ]
     if not fields:
         return []
-    messages: list[CheckMessage] = []
-    databases = [a for a in postgresql_databases() if any(a in _aliases_of(f) for f in fields)]
-    if len(databases) > nodes:
-        messages.append(
-            error(
-                f"{len(databases)} PostgreSQL databases ({', '.join(databases)}) hold models with "
-                f"database_ids=True, but SNOWID_DATABASE_NODES reserves {nodes} node values: "
-                "each database needs its own.",
-                "django_snowid.E605",
-            )
-        )
+    messages = _too_many_databases(fields, nodes)
     seen: set[str] = set()
     for field in fields:
         try:
             layout = field.layout  # type: ignore[attr-defined]
         except LayoutError:
             continue
-        if pool_name(layout) in seen:
-            continue
-        seen.add(pool_name(layout))
-        try:
-            pool = pool_for(layout, conf.WORKER_ID)
-        except (WorkerIdError, LayoutError) as exc:
-            messages.append(error(f"Layout {layout.name!r}: {exc}", "django_snowid.E604"))
-            continue
-        if conf.WORKER_ID_SOURCE in LEASE_SOURCES:
-            continue  # leased ids never reach the reserved values
-        try:
-            node = worker_node(layout, resolve_worker_id())
-        except (WorkerIdError, LayoutError):
-            continue  # E004/E006 say why
-        if node in pool.database_nodes():
-            messages.append(
-                error(
-                    f"The worker id gives node value {node} in layout {layout.name!r}, one of "
-                    f"the values reserved for databases ({pool.database_nodes()}, "
-                    "SNOWID_DATABASE_NODES): this process's ids and a database's could collide.",
-                    "django_snowid.E606",
-                )
-            )
+        if pool_name(layout) not in seen:
+            seen.add(pool_name(layout))
+            messages += _pool_messages(layout)
     return messages
+
+
+def _too_many_databases(fields: list[models.Field], nodes: int) -> list[CheckMessage]:
+    databases = [a for a in postgresql_databases() if any(a in _aliases_of(f) for f in fields)]
+    if len(databases) <= nodes:
+        return []
+    return [
+        error(
+            f"{len(databases)} PostgreSQL databases ({', '.join(databases)}) hold models with "
+            f"database_ids=True, but SNOWID_DATABASE_NODES reserves {nodes} node values: "
+            "each database needs its own.",
+            "django_snowid.E605",
+        )
+    ]
+
+
+def _pool_messages(layout: Layout) -> list[CheckMessage]:
+    """E604 (the pool of ``layout``), E606 (this process's node among its reserved values)."""
+    try:
+        pool = pool_for(layout, conf.WORKER_ID)
+    except (WorkerIdError, LayoutError) as exc:
+        return [error(f"Layout {layout.name!r}: {exc}", "django_snowid.E604")]
+    if conf.WORKER_ID_SOURCE in LEASE_SOURCES:
+        return []  # leased ids never reach the reserved values
+    try:
+        node = worker_node(layout, resolve_worker_id())
+    except (WorkerIdError, LayoutError):
+        return []  # E004/E006 say why
+    if node not in pool.database_nodes():
+        return []
+    return [
+        error(
+            f"The worker id gives node value {node} in layout {layout.name!r}, one of "
+            f"the values reserved for databases ({pool.database_nodes()}, "
+            "SNOWID_DATABASE_NODES): this process's ids and a database's could collide.",
+            "django_snowid.E606",
+        )
+    ]
 
 
 def check_database_defaults(

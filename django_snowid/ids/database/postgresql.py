@@ -33,16 +33,45 @@ def _tick(g: Geometry) -> str:
 
 def install_statements(g: Geometry, *, schema: str, node: int, tolerance_ms: float) -> list[str]:
     """``CREATE`` statements for ``g`` in ``schema`` (a quoted name), issuing from ``node``."""
+    return [
+        # CACHE 1: a session must never hand out values it cached before a move.
+        f"CREATE SEQUENCE IF NOT EXISTS {schema}.{g.sequence} AS bigint INCREMENT BY {g.step} "
+        f"MINVALUE 0 START WITH 0 CACHE 1 NO CYCLE",
+        _advance_function(g, schema=schema, node=node, tolerance_ms=tolerance_ms),
+        _next_id_function(g, schema=schema, node=node),
+        f"COMMENT ON FUNCTION {schema}.{g.function}() IS '{comment_of(node, tolerance_ms)}'",
+    ]
+
+
+def _next_id_function(g: Geometry, *, schema: str, node: int) -> str:
+    """The column default: the next value while it is ``node``'s in the clock's tick."""
     seq = f"{schema}.{g.sequence}"
-    fn = f"{schema}.{g.function}"
-    adv = f"{schema}.{g.advance_function}"
-    max_node = (1 << g.node_bits) - 1
-    max_tick = (1 << g.time_bits) - 1
+    return f"""
+CREATE OR REPLACE FUNCTION {schema}.{g.function}() RETURNS bigint
+LANGUAGE sql VOLATILE PARALLEL UNSAFE AS $body$
+SELECT CASE
+    WHEN (nextval('{seq}') >> {g.node_shift}) = (({_tick(g)} << {g.node_bits}) | {node})
+    THEN lastval()
+    ELSE {schema}.{g.advance_function}()
+END
+$body$"""
+
+
+def _advance_function(g: Geometry, *, schema: str, node: int, tolerance_ms: float) -> str:
+    """The advance function: the steps below, in a loop under the advisory lock."""
+    seq = f"{schema}.{g.sequence}"
     tolerance_ticks = int(tolerance_ms // g.unit_ms)
-    node_bits = f"{node} << {g.node_shift}"
-    comment = comment_of(node, tolerance_ms)
-    helper = f"""
-CREATE OR REPLACE FUNCTION {adv}() RETURNS bigint
+    loop = (
+        _draw(g, seq)
+        + _return_if_current(g, node, tolerance_ticks)
+        + _last_tick(node)
+        + _refuse_clock_behind(g, tolerance_ticks, tolerance_ms)
+        + _wait_for_target(g)
+        + _refuse_outside_time_bits(g)
+        + _move_to_clock(g, seq, node)
+    )
+    return f"""
+CREATE OR REPLACE FUNCTION {schema}.{g.advance_function}() RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE AS $body$
 DECLARE
     v bigint;
@@ -58,15 +87,37 @@ BEGIN
     PERFORM pg_advisory_lock({g.lock_key});
     BEGIN
         LOOP
+{loop}        END LOOP;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        PERFORM pg_advisory_unlock({g.lock_key});
+        RAISE;
+    END;
+END
+$body$"""
+
+
+def _draw(g: Geometry, seq: str) -> str:
+    return f"""\
             v := nextval('{seq}');
             now_tick := {_tick(g)};
             tick := v >> {g.time_shift};
-            node_field := (v >> {g.node_shift}) & {max_node};
+            node_field := (v >> {g.node_shift}) & {(1 << g.node_bits) - 1};
+"""
+
+
+def _return_if_current(g: Geometry, node: int, tolerance_ticks: int) -> str:
+    return f"""\
             IF node_field = {node} AND tick >= now_tick AND tick - now_tick <= {tolerance_ticks}
             THEN
                 PERFORM pg_advisory_unlock({g.lock_key});
                 RETURN v;
             END IF;
+"""
+
+
+def _last_tick(node: int) -> str:
+    """The last tick ``node`` issued in, and whether its ids there are used up."""
+    return f"""\
             IF node_field > {node} THEN      -- past this node's ids of its tick: used up
                 last_tick := tick;
                 used_up := true;
@@ -77,6 +128,11 @@ BEGIN
                 last_tick := tick;
                 used_up := false;
             END IF;
+"""
+
+
+def _refuse_clock_behind(g: Geometry, tolerance_ticks: int, tolerance_ms: float) -> str:
+    return f"""\
             IF last_tick - now_tick > {tolerance_ticks} THEN
                 RAISE EXCEPTION USING
                     ERRCODE = '{ERRCODE}',
@@ -88,6 +144,11 @@ BEGIN
                     HINT = 'Wait until the clock has caught up, or fix the clock (NTP). '
                            'Ids are never issued twice.';
             END IF;
+"""
+
+
+def _wait_for_target(g: Geometry) -> str:
+    return f"""\
             target := CASE WHEN used_up THEN last_tick + 1 ELSE last_tick END;
             IF target > now_tick THEN
                 -- The tick is used up, or the clock is a little behind: wait for it.
@@ -98,43 +159,32 @@ BEGIN
                 END IF;
                 CONTINUE;
             END IF;
-            IF now_tick < 0 OR now_tick > {max_tick} THEN
+"""
+
+
+def _refuse_outside_time_bits(g: Geometry) -> str:
+    return f"""\
+            IF now_tick < 0 OR now_tick > {(1 << g.time_bits) - 1} THEN
                 RAISE EXCEPTION USING
                     ERRCODE = '{ERRCODE}',
                     MESSAGE = format('django-snowid: tick %s is outside the time bits of %s '
                                      '(before the epoch, or after they ran out); no id was issued.',
                                      now_tick, '{g.function}');
             END IF;
+"""
+
+
+def _move_to_clock(g: Geometry, seq: str, node: int) -> str:
+    """Move the sequence to ``node`` in the clock's tick, at a random spread."""
+    node_bits = f"{node} << {g.node_shift}"
+    return f"""\
             spread := CASE WHEN used_up AND now_tick = last_tick + 1 THEN 0
                            ELSE floor(random() * {1 << g.spread_bits})::bigint END;
             PERFORM setval(
                 '{seq}',
                 (now_tick << {g.time_shift}) | ({node_bits}) | (spread << {g.shard_bits}),
                 false);
-        END LOOP;
-    EXCEPTION WHEN OTHERS OR query_canceled THEN
-        PERFORM pg_advisory_unlock({g.lock_key});
-        RAISE;
-    END;
-END
-$body$"""
-    function = f"""
-CREATE OR REPLACE FUNCTION {fn}() RETURNS bigint
-LANGUAGE sql VOLATILE PARALLEL UNSAFE AS $body$
-SELECT CASE
-    WHEN (nextval('{seq}') >> {g.node_shift}) = (({_tick(g)} << {g.node_bits}) | {node})
-    THEN lastval()
-    ELSE {adv}()
-END
-$body$"""
-    return [
-        # CACHE 1: a session must never hand out values it cached before a move.
-        f"CREATE SEQUENCE IF NOT EXISTS {seq} AS bigint INCREMENT BY {g.step} MINVALUE 0 "
-        f"START WITH 0 CACHE 1 NO CYCLE",
-        helper,
-        function,
-        f"COMMENT ON FUNCTION {fn}() IS '{comment}'",
-    ]
+"""
 
 
 def uninstall_statements(g: Geometry, *, schema: str) -> list[str]:

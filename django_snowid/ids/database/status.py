@@ -31,55 +31,62 @@ def column_rows(alias: str | None = None) -> list[dict[str, Any]]:
     aliases = [alias] if alias else list(connections)
     for field in database_fields():
         expected = _expected(field)
+        if expected is None:
+            continue
         for name in aliases:
-            connection = connections[name]
-            if connection.vendor != "postgresql" or expected is None:
+            if connections[name].vendor != "postgresql":
                 continue
-            if not router.allow_migrate_model(name, field.model):
-                continue
-            function = expected.geometry.function
-            table = field.model._meta.db_table
-            column = field.column
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT column_default FROM information_schema.columns "
-                    "WHERE table_schema = current_schema() AND table_name = %s "
-                    "AND column_name = %s",
-                    [table, column],
-                )
-                found = cursor.fetchone()
-                cursor.execute(
-                    "SELECT obj_description(p.oid, 'pg_proc') FROM pg_proc p "
-                    "JOIN pg_namespace n ON n.oid = p.pronamespace "
-                    "WHERE n.nspname = current_schema() AND p.proname = %s",
-                    [function],
-                )
-                comment = cursor.fetchone()
-            default = (found[0] if found else None) or ""
-            node = database_node(field.layout, name)  # type: ignore[attr-defined]
-            if not default:
-                state = "missing"
-            elif f"{function}()" not in default:
-                state = "stale"
-            elif comment is None:
-                state = "no function"
-            elif not (comment[0] or "").startswith(comment_of(node, 0).split(" tolerance")[0]):
-                state = "wrong node"
-            else:
-                state = "ok"
-            rows.append(
-                {
-                    "database": name,
-                    "field": inventory.field_label(field),
-                    "table": table,
-                    "column": column,
-                    "node": node,
-                    "function": function,
-                    "default": default,
-                    "state": state,
-                }
-            )
+            if router.allow_migrate_model(name, field.model):
+                rows.append(_column_row(field, expected.geometry.function, name))
     return rows
+
+
+def _column_row(field: Field, function: str, alias: str) -> dict[str, Any]:
+    table = field.model._meta.db_table
+    default, comment = _installed(connections[alias], table, field.column, function)
+    node = database_node(field.layout, alias)  # type: ignore[attr-defined]
+    return {
+        "database": alias,
+        "field": inventory.field_label(field),
+        "table": table,
+        "column": field.column,
+        "node": node,
+        "function": function,
+        "default": default,
+        "state": _state(default, comment, function, node),
+    }
+
+
+def _installed(connection: Any, table: str, column: str, function: str) -> tuple[str, str | None]:
+    """The column's default (``""``: none) and the function's comment (``None``: none)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT column_default FROM information_schema.columns "
+            "WHERE table_schema = current_schema() AND table_name = %s "
+            "AND column_name = %s",
+            [table, column],
+        )
+        found = cursor.fetchone()
+        cursor.execute(
+            "SELECT obj_description(p.oid, 'pg_proc') FROM pg_proc p "
+            "JOIN pg_namespace n ON n.oid = p.pronamespace "
+            "WHERE n.nspname = current_schema() AND p.proname = %s",
+            [function],
+        )
+        comment = cursor.fetchone()
+    return (found[0] if found else None) or "", None if comment is None else comment[0] or ""
+
+
+def _state(default: str, comment: str | None, function: str, node: int) -> str:
+    if not default:
+        return "missing"
+    if f"{function}()" not in default:
+        return "stale"
+    if comment is None:
+        return "no function"
+    if not comment.startswith(comment_of(node, 0).split(" tolerance")[0]):
+        return "wrong node"
+    return "ok"
 
 
 def missing(alias: str | None = None) -> list[dict[str, Any]]:

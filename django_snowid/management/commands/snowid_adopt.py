@@ -81,7 +81,12 @@ class Command(BaseCommand):
 
     def one(self, label: str, using: str, options: dict[str, Any]) -> None:
         if options["undo"]:
-            undo(label, using=using, out=self.stdout.write)
+            undo(
+                label,
+                using=using,
+                out=self.stdout.write,
+                lock_timeout_ms=options["lock_timeout_ms"],
+            )
             return
         if adopted(label, using=using):
             self.stdout.write(f"{label}: done; switched to Snowflake ids already.")
@@ -145,6 +150,10 @@ class Command(BaseCommand):
             write(f"  sequence {facts.sequence}  the old identity: dropped at the end")
         if not any(c.rewrite for c in facts.columns):
             write("Every column holds 64 bits already: no table is rewritten.")
+        if facts.rebuilt:
+            write("Made again on the new columns, as the catalog defines them:")
+            for built in facts.rebuilt:
+                write(f"  {built.kind} {built.name} of {built.table}")
         write("Steps:")
         for step in plan.steps:
             rows = f", {step.rows} rows" if step.rows else ""

@@ -1,5 +1,5 @@
 """``manage.py snowid_audit``: read the columns of our fields and report what should never
-happen. Exits 0 when nothing is found, 1 on a finding (for cron and CI), 2 on bad input."""
+happen; its exit status tells cron and CI what it found (``FOUND``, ``BAD_INPUT``)."""
 
 from __future__ import annotations
 
@@ -10,17 +10,33 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import connections
+from django.db import DatabaseError, connections
 
 from ...audit import KINDS, AuditReport, run_audit
 from ...core.echo import shown
 from ...exceptions import SnowidError
 from ...inventory import check_labels
 from ._json import json_text
-from ._store_errors import store_errors
+from ._store_errors import database_failure, store_errors
 
-#: The exit status of a run that found something.
+#: The exit status of a run that found something, and of bad input (an unknown app or
+#: model, a database not in ``DATABASES``, a table it could not read).
 FOUND = 1
+BAD_INPUT = 2
+
+
+def _checked_labels(labels: list[str], models: list[str]) -> list[str]:
+    """``labels`` if each names an installed app or model (``--model``: a model)."""
+    for label in models:
+        if "." not in label:
+            raise CommandError(
+                f"--model {shown(label)} is not app_label.ModelName.", returncode=BAD_INPUT
+            )
+    try:
+        check_labels(labels)
+    except SnowidError as exc:
+        raise CommandError(str(exc), returncode=BAD_INPUT) from None
+    return labels
 
 
 def _positive(kind: type, what: str) -> Any:
@@ -41,13 +57,29 @@ def _positive(kind: type, what: str) -> Any:
     return parse
 
 
+def _audit(labels: list[str], **options: Any) -> AuditReport:
+    """``run_audit`` of ``labels``; what it cannot read or build is bad input."""
+    try:
+        return run_audit(*labels, **options)
+    except SnowidError as exc:  # a layout or format the settings do not build
+        raise CommandError(str(exc), returncode=BAD_INPUT) from None
+    except DatabaseError as exc:  # not migrated, or down
+        aliases = [options["using"]] if options["using"] else list(connections)
+        raise CommandError(database_failure(exc, aliases), returncode=BAD_INPUT) from None
+    except store_errors() as exc:
+        raise CommandError(
+            f"The audit could not read a table: {exc}", returncode=BAD_INPUT
+        ) from exc
+
+
 class Command(BaseCommand):
     help = (
         "Read the columns of this app's fields (Snowflake ids, order numbers, sequence "
         "values) in batches and report what should never happen: ids and order numbers "
         "from the future or outside their layout or format, a worker id used twice in one "
         "tick, an order-number position issued twice, a sequence value above its mark. "
-        "Exits 1 when it finds something, 0 otherwise."
+        f"Exits {FOUND} when it finds something, {BAD_INPUT} on bad input (an unknown app "
+        "or model, a database not in DATABASES, a table it could not read), 0 otherwise."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -102,48 +134,21 @@ class Command(BaseCommand):
         as_json: bool,
         **options: Any,
     ) -> None:
-        labels = [*labels, *model]
-        for label in model:
-            if "." not in label:
-                raise CommandError(
-                    f"--model {shown(label)} is not app_label.ModelName.", returncode=2
-                )
-        try:
-            check_labels(labels)
-        except SnowidError as exc:
-            raise CommandError(str(exc), returncode=2) from None
+        labels = _checked_labels([*labels, *model], model)
         if database is not None and database not in connections:
             raise CommandError(
                 f"--database {shown(database)} is not in DATABASES ({', '.join(connections)}).",
-                returncode=2,
+                returncode=BAD_INPUT,
             )
         now = datetime.now(timezone.utc)
         started = time.perf_counter()
-        try:
-            report = run_audit(
-                *labels,
-                now=now,
-                tolerance=timedelta(seconds=tolerance),
-                batch_size=batch_size,
-                samples=samples,
-                using=database,
-            )
-        except SnowidError as exc:  # a layout or format the settings do not build
-            raise CommandError(str(exc), returncode=2) from None
-        except store_errors() as exc:
-            raise CommandError(f"The audit could not read a table: {exc}", returncode=2) from exc
+        audit = {"tolerance": timedelta(seconds=tolerance), "batch_size": batch_size}
+        report = _audit(labels, now=now, samples=samples, using=database, **audit)
         seconds = time.perf_counter() - started
         if as_json:
-            self.stdout.write(
-                json_text(
-                    {
-                        "now": now.isoformat(),
-                        "tolerance_s": tolerance,
-                        "seconds": round(seconds, 3),
-                        **report.as_dict(),
-                    }
-                )
-            )
+            header = {"now": now.isoformat(), "tolerance_s": tolerance}
+            body = {**header, "seconds": round(seconds, 3), **report.as_dict()}
+            self.stdout.write(json_text(body))
         else:
             self._print(report, seconds, verbose=options["verbosity"] > 1)
         if report.total:

@@ -44,14 +44,9 @@ class Command(BaseCommand):
     ) -> None:
         if database is not None and database not in connections:
             raise CommandError(f"{shown(database)} is not a database alias of DATABASES.")
-        aliases = [database] if database else list(connections)
         try:
             if action == "install":
-                for alias in aliases:
-                    installed = install(alias)
-                    record_all(alias)
-                    for geometry in installed:
-                        self.stdout.write(f"{alias}: installed {geometry.function}()")
+                self._install([database] if database else list(connections))
                 return
             rows = column_rows(database)
         except (DatabaseError, SnowidError) as exc:
@@ -60,18 +55,22 @@ class Command(BaseCommand):
             self.stdout.write(json_text(rows))
         elif not rows:
             self.stdout.write("No column with database_ids=True on a PostgreSQL database.")
-        else:
-            for row in rows:
-                self.stdout.write(
-                    f"{row['database']}  {row['field']}  {row['table']}.{row['column']}  "
-                    f"node {row['node']}  {row['state']}"
-                    + ("" if row["state"] == "ok" else f"  (default: {row['default'] or 'none'})")
-                )
+        for row in [] if as_json else rows:
+            self.stdout.write(
+                f"{row['database']}  {row['field']}  {row['table']}.{row['column']}  "
+                f"node {row['node']}  {row['state']}"
+                + ("" if row["state"] == "ok" else f"  (default: {row['default'] or 'none'})")
+            )
         bad = [row for row in rows if row["state"] != "ok"]
         if check and bad:
-            raise CommandError(
-                f"{len(bad)} column(s) lack our database default: "
-                + ", ".join(
-                    f"{r['database']}:{r['table']}.{r['column']} ({r['state']})" for r in bad
-                )
+            listed = ", ".join(
+                f"{r['database']}:{r['table']}.{r['column']} ({r['state']})" for r in bad
             )
+            raise CommandError(f"{len(bad)} column(s) lack our database default: {listed}")
+
+    def _install(self, aliases: list[str]) -> None:
+        for alias in aliases:
+            installed = install(alias)
+            record_all(alias)
+            for geometry in installed:
+                self.stdout.write(f"{alias}: installed {geometry.function}()")

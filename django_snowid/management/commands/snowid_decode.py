@@ -9,10 +9,9 @@ from django.db import DatabaseError
 
 from ...core.layout import DecodedId, iso_utc
 from ...core.order_format import DecodedOrderNumber
-from ...exceptions import InvalidId, SnowidError
-from ...inventory import get_field
-from ...orders.formats import build_format
-from ...readings import DecodedRow, decode_tokens, parse_token
+from ...exceptions import SnowidError
+from ...inventory import field_label, get_field
+from ...readings import DecodedRow, decode_tokens
 from ...settings_layouts import get_layout
 from ._json import json_text
 
@@ -58,66 +57,62 @@ class Command(BaseCommand):
         as_json: bool,
         **options: Any,
     ) -> None:
-        readings: list[str] = []
-        decoded: list[DecodedId | DecodedOrderNumber] = []
-        detected: list[DecodedRow] = []
-        errors: list[str] = []
-        if not (field or order or layout):
-            for raw in ids:  # before the rows are looked up: nothing is read for a typo
-                try:
-                    parse_token(raw)
-                except InvalidId as exc:
-                    errors.append(str(exc))
-            if errors:
-                raise CommandError("\n".join(errors))
-            try:
-                rows = decode_tokens(ids)
-            except DatabaseError as exc:  # decoding needs no database: go on without rows
-                self.stderr.write(f"The rows that hold these values were not looked up: {exc}")
-                rows = decode_tokens(ids, visible=lambda model: False)
-            for row in rows:
-                if row.error:
-                    errors.append(row.error)
-                else:
-                    decoded.append(row.decoded)
-                    readings.append(f"{row.reading}, {row.why}")
-                    detected.append(row)
-        else:
-            try:
-                if field:
-                    reader: Any = get_field(field)
-                elif order:
-                    reader = build_format()
-                else:
-                    reader = get_layout(layout)
-            except SnowidError as exc:
-                raise CommandError(str(exc)) from None
-            for raw in ids:
-                try:
-                    decoded.append(reader.decode(raw))
-                except InvalidId as exc:
-                    errors.append(str(exc))
-        if errors:
-            # Nothing is printed for the good ones: a partial answer is easy to misread.
-            raise CommandError("\n".join(errors))
+        reading = _reading(layout, field, order)
+        try:
+            rows = decode_tokens(ids, reading)
+        except DatabaseError as exc:  # decoding needs no database: go on without rows
+            self.stderr.write(f"The rows that hold these values were not looked up: {exc}")
+            rows = decode_tokens(ids, reading, visible=lambda model: False)
+        good = [row for row in rows if not row.error]
+        detected = not reading
         if as_json:
-            items = [d.as_dict() for d in decoded]
-            for item, reading, row in zip(items, readings, detected, strict=False):
-                item["reading"] = reading
-                item["held_by"] = [{"field": h.label, "pk": str(h.pk)} for h in row.holders]
-                item["other_readings"] = row.alternatives
-            self.stdout.write(json_text(items))
-            return
-        verbose = options["verbosity"] > 1
-        for index, value in enumerate(decoded):
-            line = _line(value, verbose=verbose)
-            if readings:
-                row = detected[index]
-                line += f"  [read as {readings[index]}]"
-                line += "".join(f"  held by {h.label} pk={h.pk}" for h in row.holders)
-                if verbose and row.alternatives:
-                    line += f"  (could also be: {'; '.join(row.alternatives)})"
-            self.stdout.write(line)
+            self.stdout.write(json_text([_item(row, detected=detected) for row in good]))
+        else:
+            verbose = options["verbosity"] > 1
+            for row in good:
+                self.stdout.write(_text(row, detected=detected, verbose=verbose))
+        if len(good) < len(rows):
+            # The valid ones are printed above; the others named here, and exit status 1.
+            raise CommandError("\n".join(row.error for row in rows if row.error))
+
+
+def _reading(layout: str | None, field: str | None, order: bool) -> str:
+    """The reading of ``decode_tokens`` the options choose ("" detects), checked once."""
+    try:
+        if field:
+            return f"field:{field_label(get_field(field))}"
+        if layout:
+            return f"layout:{get_layout(layout).name}"
+    except SnowidError as exc:
+        raise CommandError(str(exc)) from None
+    return "order:" if order else ""
+
+
+def _item(row: DecodedRow, *, detected: bool) -> dict[str, Any]:
+    """A row as ``--json`` prints it (a legacy id: what it is, no parts)."""
+    held = [{"field": h.label, "pk": str(h.pk)} for h in row.holders]
+    if row.kind == "legacy":
+        return {"id": str(row.value), "kind": "legacy", "note": row.note, "held_by": held}
+    item: dict[str, Any] = row.decoded.as_dict()
+    if detected:
+        item["reading"] = f"{row.reading}, {row.why}"
+        item["held_by"] = held
+        item["other_readings"] = row.alternatives
+    return item
+
+
+def _text(row: DecodedRow, *, detected: bool, verbose: bool) -> str:
+    """A row as one line of text: its parts, and (detected) its reading and rows."""
+    if row.kind == "legacy":
+        line = f"{row.value}  {row.note}"
+    else:
+        line = _line(row.decoded, verbose=verbose)
+        if detected:
+            line += f"  [read as {row.reading}, {row.why}]"
+    line += "".join(f"  held by {h.label} pk={h.pk}" for h in row.holders if detected)
+    if detected and verbose and row.alternatives:
+        line += f"  (could also be: {'; '.join(row.alternatives)})"
+    return line
 
 
 def _line(item: DecodedId | DecodedOrderNumber, *, verbose: bool) -> str:

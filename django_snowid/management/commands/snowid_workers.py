@@ -23,7 +23,8 @@ from ._store_errors import store_errors
 class Command(BaseCommand):
     help = (
         "List what the worker-id source (SNOWID_WORKER_ID_SOURCE) holds: the leases of "
-        "the Redis or database store, or the slot lock files of this host."
+        "the Redis or database store, or the lock files of this host (the slot source, and "
+        "the database source on an SQLite file)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -31,7 +32,7 @@ class Command(BaseCommand):
             "--json", action="store_true", dest="as_json", help="Print a JSON list of the rows."
         )
         parser.add_argument(
-            "--all", action="store_true", help="Include expired leases and free slot files."
+            "--all", action="store_true", help="Include expired leases and free lock files."
         )
 
     def handle(self, *args: Any, as_json: bool, all: bool, **options: Any) -> None:
@@ -58,7 +59,7 @@ class Command(BaseCommand):
             store = get_lease_store()
         except SnowidError as exc:
             raise CommandError(str(exc)) from None
-        if isinstance(store, SlotStore) and store.needs.one_host:
+        if isinstance(store, SlotStore):  # the slot source, or the database one on SQLite
             rows, where, what = self._slots(store, all), store.describe(), "slot files"
         else:
             rows, where, what = self._leases(store, all), f"the {store.name} lease store", "leases"

@@ -11,6 +11,7 @@ from typing import Any, Final
 from django.apps import apps
 from django.db import DatabaseError, OperationalError, connections, router, transaction
 
+from ...core.clocks import real_time
 from ...core.order_blocks import BLOCK_SHARE, Block
 from ...core.order_keys import KeyRecord
 from ...core.order_stream import (
@@ -129,9 +130,9 @@ class DatabaseOrderStore:
     name = "database"
     needs = Needs(tables=("django_snowid.OrderStreamState",))
 
-    def __init__(self, using: str | None = None, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, using: str | None = None, clock: Callable[[], float] = real_time) -> None:
         self.using = using
-        self.clock = clock  # tests set the time
+        self.clock = clock  # the host's, whatever a test tool moved; tests set their own
         self._model_class: Any = None
         self._seconds: dict[str, int] = {}
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import socket
 import threading
-import time
 from typing import Any
 
 from django.apps import apps
@@ -28,6 +27,7 @@ from django.db import DatabaseError, IntegrityError, connections, router, transa
 from django.db.models import Value
 from django.db.models.functions import Greatest
 
+from ...core.clocks import real_time_ns
 from ...db.connections import on_own_connection
 from ...db.errors import is_missing_table
 from ...db.private import is_in_memory_sqlite
@@ -44,7 +44,8 @@ _in_memory: dict[str, ProcessLeaseStore] = {}
 
 
 def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
+    """Now on the host's clock, never one a test moved."""
+    return real_time_ns() // 1_000_000
 
 
 def _model() -> Any:

@@ -83,9 +83,7 @@ class Command(BaseCommand):
                 f"{database_for_number(each.number)!r}"
             )
 
-        self.stdout.write(
-            self.style.MIGRATE_HEADING("Invoices (the daily \"invoice\" sequence):")
-        )
+        self.stdout.write(self.style.MIGRATE_HEADING('Invoices (the daily "invoice" sequence):'))
         for invoice in invoices:
             self.stdout.write(f"  {invoice.code}  for the {invoice.order.note}")
 

@@ -7,17 +7,19 @@ import math
 import time
 from typing import Any
 
+from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import connections
+from django.db import connections, router
 
-from ....adopt.columns import integer_column, largest_value
-from ....core import echo
-from ....core.echo import shown
-from ....core.sequence_plan import check_name
-from ....exceptions import SequenceError, SnowidError
-from ....management.commands._json import json_text
-from ...from_django_sequences import TABLE, carry_over, continue_above
-from ...status import raise_by, raise_if_low, sequence_rows
+from ...adopt.columns import integer_column, largest_value
+from ...core import echo
+from ...core.echo import shown
+from ...core.sequence_plan import check_name
+from ...exceptions import SequenceError, SnowidError
+from ...sequences.from_django_sequences import TABLE, carry_over, continue_above
+from ...sequences.status import raise_by, raise_if_low, sequence_rows
+from ._json import json_text
+from ._store_errors import reading
 
 #: The largest value a sequence can hold (a signed BIGINT).
 LARGEST = 2**63 - 1
@@ -38,6 +40,14 @@ def _number(kind: type, *, least: float, most: float) -> Any:
         return value
 
     return parse
+
+
+def _check_installed() -> None:
+    if not apps.is_installed("django_snowid.sequences"):
+        raise CommandError(
+            "Named sequences are an app of their own: add 'django_snowid.sequences' to "
+            "INSTALLED_APPS (after 'django_snowid'), then run `manage.py migrate`."
+        )
 
 
 COLUMNS = ("stored", "current", "mark", "headroom", "minutes_left", "rate_last_s", "rate_5min")
@@ -101,23 +111,26 @@ class Command(BaseCommand):
         start_above: list[str] | None,
         **options: Any,
     ) -> None:
+        _check_installed()
         if database is not None and database not in connections:
             raise CommandError(
                 f"--database {shown(database)} is not in DATABASES ({', '.join(connections)})."
             )
+        if by is not None and raise_name is None:
+            raise CommandError("--by goes with --raise NAME.")
+        mark = apps.get_model("snowid_sequences", "SequenceMark")
         try:
-            if start_above is not None:
-                self._start_above(start_above[0], start_above[1], database)
-            elif import_django_sequences:
-                self._import(table, database, as_json, options["verbosity"])
-            elif raise_name is not None:
-                self._raise(raise_name, by, database)
-            elif by is not None:
-                raise CommandError("--by goes with --raise NAME.")
-            elif serve:
-                self._serve(interval, rounds, database, options["verbosity"])
-            else:
-                self._list(as_json, database)
+            with reading([database or router.db_for_write(mark)]):
+                if start_above is not None:
+                    self._start_above(start_above[0], start_above[1], database)
+                elif import_django_sequences:
+                    self._import(table, database, as_json, options["verbosity"])
+                elif raise_name is not None:
+                    self._raise(raise_name, by, database)
+                elif serve:
+                    self._serve(interval, rounds, database, options["verbosity"])
+                else:
+                    self._list(as_json, database)
         except SequenceError as exc:
             raise CommandError(str(exc)) from None
 
@@ -151,8 +164,8 @@ class Command(BaseCommand):
             check_name(stored[0])
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        if by is None or by < 1:
-            raise CommandError(f"--by {by!r} is not a positive number of values.")
+        if by is None:
+            raise CommandError("--raise NAME needs --by N: the number of values to raise it by.")
         mark = raise_by(name, by, database)
         self.stdout.write(f"{name}: mark raised to {mark}")
 

@@ -1,0 +1,1 @@
+"""GraphQL: our fields as string scalars, for graphene-django and strawberry-django."""
