@@ -9,7 +9,10 @@ Three figures:
   a plain one, each on a stream of its own, in interleaved chunks (target: <= 1.02x);
 - the issuer alone (one Redis round trip a number), concealed against plain;
 - the cipher alone: a number's permutation in a busy second, and a second's round tables
-  (paid once per second a process issues in), for the binary and the decimal default.
+  (paid once per second a process issues in), for the binary and the decimal default;
+- the memory a format's round tables hold (tracemalloc) after a process issued in 255
+  different seconds (about four minutes of steady sales), next to the same tables kept as
+  tuples of Python ints for 256 seconds, as earlier releases kept them (target: <= 2 MiB).
 
 The ratios compare across machines where the absolute speeds do not.
 """
@@ -31,7 +34,7 @@ os.environ.setdefault("SNOWID_BENCH_DB", "postgresql")
 
 def cipher_costs(numbers: int) -> list[tuple[str, float]]:
     """Microseconds a number (and a second's tables) costs the cipher alone."""
-    from django_snowid.core.conceal import KeySchedule
+    from django_snowid.core.key_schedule import KeySchedule
     from django_snowid.core.order_format import OrderNumberFormat
 
     keys = KeySchedule.parse("benchmark-key-of-concealed-order-numbers")
@@ -56,6 +59,49 @@ def cipher_costs(numbers: int) -> list[tuple[str, float]]:
         for s in range(tables):
             cipher._make(second + s)
         rows.append((f"{packing}: round tables of a new second", _us(start, tables)))
+    return rows
+
+
+#: The formats whose tables' memory is measured: the defaults, and the largest tables.
+MEMORY_FORMATS = {
+    "binary, 14 sequence bits (default)": {"packing": "binary"},
+    "decimal, 5 sequence digits (default)": {"packing": "decimal"},
+    "binary, 20 sequence bits": {"packing": "binary", "sequence_bits": 20, "shard_bits": 2},
+    "decimal, 7 sequence digits": {"packing": "decimal", "sequence_digits": 7, "shard_digits": 0},
+}
+
+
+def table_memory(seconds: int) -> list[tuple[str, float, float]]:
+    """MiB of round tables held after numbers of ``seconds`` different seconds: this
+    version's cipher, and the same tables as tuples of ints kept for every second."""
+    import gc
+    import tracemalloc
+
+    from django_snowid.core.key_schedule import KeySchedule
+    from django_snowid.core.order_format import OrderNumberFormat
+
+    keys = KeySchedule.parse("benchmark-key-of-concealed-order-numbers")
+    rows = []
+    for label, options in MEMORY_FORMATS.items():
+        fmt = OrderNumberFormat(conceal=True, keys=keys, **options)  # type: ignore[arg-type]
+        cipher = fmt.cipher
+        assert cipher is not None
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        for second in range(1_900_000_000, 1_900_000_000 + seconds):
+            cipher.conceal(second, 1)
+        ours = tracemalloc.get_traced_memory()[0] - before
+        tracemalloc.stop()
+        kept = {}
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        for second in range(1_900_000_000, 1_900_000_000 + seconds):
+            kept[second] = [tuple(int(v) for v in table) for table, _ in cipher._make(second)]
+        as_tuples = tracemalloc.get_traced_memory()[0] - before
+        tracemalloc.stop()
+        del kept
+        rows.append((label, ours / 2**20, as_tuples / 2**20))
     return rows
 
 
@@ -100,29 +146,14 @@ def database_part(creates: int, repeat: int) -> dict[str, float]:
         connection.creation.destroy_test_db(old, verbosity=0)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--creates", type=int, default=3000)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--numbers", type=int, default=200_000)
-    args = parser.parse_args()
-    import django
-
-    django.setup()
-    import redis
-    from django.conf import settings
-
-    client = redis.Redis.from_url(settings.REDIS_URL)
-    prefix = settings.SNOWID_REDIS_KEY_PREFIX
-    try:
-        costs = cipher_costs(args.numbers)
-        db = database_part(args.creates, args.repeat)
-    finally:
-        keys = list(client.scan_iter(match=f"*{prefix}*", count=1000))
-        if keys:
-            client.delete(*keys)
-
-    print(f"Concealed order numbers (SNOWID_BENCH_DB={settings.BACKEND}, Redis store)")
+def report(
+    backend: str,
+    db: dict[str, float],
+    costs: list[tuple[str, float]],
+    memory: list[tuple[str, float, float]],
+    seconds: int,
+) -> None:
+    print(f"Concealed order numbers (SNOWID_BENCH_DB={backend}, Redis store)")
     print(f"{'':<52} {'calls/s':>12} {'time x':>9}")
     print(f"{'create(), plain OrderNumberField':<52} {db['plain']:>12,.0f} {1.0:>8.3f}x")
     print(
@@ -139,8 +170,42 @@ def main() -> int:
     for label, us in costs:
         print(f"{label:<52} {us:>12.2f}")
     print()
+    print(f"round tables after {seconds} seconds, MiB{'':<17} {'ours':>12} {'as tuples':>9}")
+    for label, ours, as_tuples in memory:
+        print(f"{label:<52} {ours:>12.2f} {as_tuples:>9.1f}")
+    print()
     verdict = "met" if db["create_x"] <= 1.02 else "NOT met"
     print(f"target create() time <= 1.02x without concealing: {verdict} ({db['create_x']:.3f}x)")
+    largest = max(ours for _, ours, _ in memory)
+    verdict = "met" if largest <= 2 else "NOT met"
+    print(f"target round tables <= 2 MiB per format and process: {verdict} ({largest:.2f} MiB)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--creates", type=int, default=3000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--numbers", type=int, default=200_000)
+    parser.add_argument("--seconds", type=int, default=255, help="for the tables' memory")
+    args = parser.parse_args()
+    import django
+
+    django.setup()
+    import redis
+    from django.conf import settings
+
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    prefix = settings.SNOWID_REDIS_KEY_PREFIX
+    try:
+        costs = cipher_costs(args.numbers)
+        memory = table_memory(args.seconds)
+        db = database_part(args.creates, args.repeat)
+    finally:
+        keys = list(client.scan_iter(match=f"*{prefix}*", count=1000))
+        if keys:
+            client.delete(*keys)
+
+    report(settings.BACKEND, db, costs, memory, args.seconds)
     return 0
 
 

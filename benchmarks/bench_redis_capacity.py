@@ -88,7 +88,8 @@ def _order(client, run_id, worker):
     keys = [f"{{bench:order:{worker}:{n}}}" for n in range(64)]
     for key in keys:  # a state this server wrote: the script reserves (no recovery)
         client.hset(key, mapping={"sec": 0, "seq": 0, "rid": run_id})
-    return sha, lambda i: ([keys[i % 64]], [0, 16383, 1, 1, 5, run_id])
+    # ARGV as the store sends them (RESERVE's comment): no clock (TIME), plain numbers.
+    return sha, lambda i: ([keys[i % 64]], [0, 16383, 1, 1, 5, "", "", "", "", "", "", run_id])
 
 
 def _lease_renew(client, run_id, worker):

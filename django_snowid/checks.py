@@ -16,9 +16,9 @@ from django.core.checks import register as register_check
 
 from .conf import conf
 from .core.layout import Layout, parse_epoch
-from .exceptions import LayoutError, RedisClientError
+from .exceptions import LayoutError, RedisClientError, RedisUnavailable
 from .settings_layouts import build_layout, layout_names
-from .stores.redis_client import factory
+from .stores.redis_client import describe, factory
 
 __all__ = [
     "CHECKS",
@@ -158,6 +158,20 @@ CHECK_IDS: dict[str, str] = {
     "sequences, or is no key of at least 32 characters, or no list of ``(valid_from, key)`` "
     "pairs with increasing ``valid_from`` (the message never shows a key).",
     "django_snowid.E219": "``SNOWID_ORDER_BLOCK_MAX`` is not an integer from 1 to 1000000.",
+    "django_snowid.E230": "A concealed stream's store records another key for the current "
+    "second than this process's ``SNOWID_ORDER_KEY`` schedule, and this process would be "
+    "refused (``OrderKeyConflict``): processes with another schedule issue into the stream, "
+    "or a new key's ``valid_from`` is not after the numbers already issued. The message "
+    "names both keys (by key id, never the key) and the fix; see :ref:`key-rotation`. A "
+    "deploy check (``check --deploy``: it reads the store).",
+    "django_snowid.W230": "A key of ``SNOWID_ORDER_KEY`` becomes valid less than an hour "
+    "after this process starts: every process must run with its entry before its "
+    "``valid_from``, or some are refused. Give it a ``valid_from`` after the end of the "
+    "deploy (see :ref:`key-rotation`).",
+    "django_snowid.W231": "A concealed stream's store records a key that other processes "
+    "announced to take over at a second this process's ``SNOWID_ORDER_KEY`` schedule does "
+    "not: from that second on this process is refused. Deploy their schedule here too (see "
+    ":ref:`key-rotation`). A deploy check.",
     "django_snowid.E220": "Order numbers keep their streams in the database "
     '(``SNOWID_ORDER_BACKEND = "database"``) but its table is missing: the code runs before '
     "``manage.py migrate``, or the table was dropped. No order number is issued until it "
@@ -225,6 +239,12 @@ CHECK_IDS: dict[str, str] = {
     "django_snowid.E500": "``SNOWID_REDIS_CLIENT_FACTORY`` is not a dotted path, or cannot be "
     "imported.",
     "django_snowid.E501": "``SNOWID_REDIS_CLIENT_FACTORY`` names something that is not callable.",
+    "django_snowid.E510": "The Redis server our settings use (order numbers, sequences or "
+    "worker-id leases) does not say which server it is: ``INFO`` is refused over the "
+    "connection and inside scripts too (a proxy, a managed service that renames it). A "
+    "failover or a restart could not be told from the same server, so nothing is issued "
+    "through it. Allow ``INFO`` inside scripts, or reach Redis without the proxy (see "
+    ":ref:`redis-proxies`). A deploy check (``check --deploy``: it connects).",
     # --------------------------------------------------------- database ids
     "django_snowid.E600": "``database_ids=True`` needs Django 5.0 or later (the column default "
     "is a ``db_default``).",
@@ -313,12 +333,33 @@ def check_redis_client(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
     return []
 
 
-CHECKS: tuple[Check, ...] = ((check_redis_client, Tags.compatibility),)
-
-
 #: The tag of a check that only ``check --deploy`` runs: it reads what the server's own
 #: environment holds, which ``migrate`` and ``collectstatic`` may run without.
 DEPLOY = "snowid_deploy"
+
+
+def check_redis_identity(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """E510 (``check --deploy``): a Redis our settings use hides its identity."""
+    uses = (conf.ORDER_BACKEND, conf.SEQUENCE_BACKEND, conf.WORKER_ID_SOURCE)
+    if "redis" not in uses:
+        return []
+    from .stores.redis_client import get_client
+    from .stores.redis_scripts import IDENTITY_UNKNOWN, server_id
+
+    try:
+        server_id(get_client(), "{snowid:identity-check}")
+    except RedisUnavailable as exc:
+        if IDENTITY_UNKNOWN in str(exc):
+            return [error(f"Redis ({describe()}): {exc}.", "django_snowid.E510")]
+    except Exception:  # unreachable: the first call says it
+        pass
+    return []
+
+
+CHECKS: tuple[Check, ...] = (
+    (check_redis_client, Tags.compatibility),
+    (check_redis_identity, DEPLOY),
+)
 
 
 def register(checks: Iterable[Check]) -> None:

@@ -78,6 +78,10 @@ class OrderClockBehind(OrderNumberError):
     """The clock is behind the stream's last issued number by more than the allowed bound."""
 
 
+class OrderKeyConflict(OrderNumberError):
+    """The stream conceals the second with another key than ``SNOWID_ORDER_KEY``'s."""
+
+
 class InvalidShardValue(OrderNumberError, ValueError):
     """The attribute named by ``shard_from`` is missing, None, negative or not an integer."""
 

@@ -12,6 +12,10 @@ class OrderStreamState(models.Model):
     name = models.CharField(max_length=200, primary_key=True)
     second = models.BigIntegerField()
     sequence = models.BigIntegerField()
+    # core.order_keys.KeyRecord; NULL: rows of the release before (no database default).
+    key_id = models.CharField(max_length=16, null=True, blank=True)  # noqa: DJ001
+    key_next = models.CharField(max_length=16, null=True, blank=True)  # noqa: DJ001
+    key_next_from = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         verbose_name = "order-number stream"

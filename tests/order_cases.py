@@ -61,3 +61,43 @@ def core_reserve(case: dict[str, Any], step: Any = reserve) -> tuple[tuple[int, 
         first_sequence=case["first_sequence"],
         max_lead=case["max_lead"],
     )
+
+
+def script_argv(case: dict[str, Any], window: Any = None, *, clock: bool = True) -> tuple:
+    """RESERVE's and RESERVE_BLOCK's arguments for ``case`` (their comment in
+    ``orders/stores/redis.py``); ``window``: a ``KeyWindow``; ``clock``: else TIME."""
+    keys = ("", "", "", "") if window is None else window.as_args()
+    clock_args = (case["unix"], case["micros"]) if clock else ("", "")
+    argv = (case["offset"], case["cap"], case["count"], case["first_sequence"], case["max_lead"])
+    return (*argv, *clock_args, *keys)
+
+
+KEY_IDS = ("", "0123456789abcdef", "fedcba9876543210", "00000000000000aa")
+
+
+@st.composite
+def keyed_reservations(draw: Any) -> dict[str, Any]:
+    """A reservation, the stream's key record and the process's key window, all around
+    the clock's second: each step of ``core.order_keys.agree`` has its chance."""
+    from django_snowid.core.order_keys import NEVER, KeyRecord, KeyWindow
+
+    case = draw(reservations())
+    local = case["unix"] + case["offset"]
+    key_id = draw(st.sampled_from(KEY_IDS))
+    next_id = draw(st.sampled_from(KEY_IDS)) if key_id else ""
+    record = KeyRecord(key_id, next_id, local + draw(st.integers(-3, 4)) if next_id else 0)
+    start = draw(st.sampled_from([-(2**62), local + draw(st.integers(-4, 4))]))
+    following = draw(st.sampled_from((*KEY_IDS[1:], "")))
+    end = start + draw(st.integers(1, 8)) if following and start > 0 else NEVER
+    if following and start < 0:
+        end = local + draw(st.integers(-2, 6))
+    window = KeyWindow(draw(st.sampled_from(KEY_IDS[1:])), start, end, following)
+    return case | {"record": record, "window": window}
+
+
+def core_keyed(case: dict[str, Any], step: Any = reserve) -> tuple[Any, Any, Any]:
+    """(state, record, outcome) the pure core makes of a :func:`keyed_reservations` case."""
+    from django_snowid.core.order_stream import keyed
+
+    state, outcome = core_reserve(case, step)
+    return keyed(case["last"], case["record"], case["window"], state, outcome)

@@ -136,17 +136,24 @@ class ThrowawayRedis:
 class DroppingProxy:
     """A TCP proxy in front of a real server that cuts the connection (both ends) when the
     client sends ``marker``, ``times`` times (``None``: every time): a network that fails
-    at one chosen command."""
+    at one chosen command. ``answer``: answers the command itself instead (an error, as a
+    proxy that does not serve it does, Envoy or twemproxy; or text about itself).
+    :meth:`retarget` moves it to another server, cutting the connections it holds (a
+    failover behind a proxy)."""
 
-    def __init__(self, port: int, marker: bytes, times: int | None = 1) -> None:
+    def __init__(
+        self, port: int, marker: bytes, times: int | None = 1, *, answer: bytes | None = None
+    ) -> None:
         import socket
 
         self.target = port
         self.marker = marker
         self.left = times
+        self.answer = answer
         self.dropped = 0
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
+        self.open: list[tuple[Any, Any]] = []
 
     def caches(self) -> dict[str, Any]:
         """CACHES pointing the ``snowid`` alias at this proxy."""
@@ -161,6 +168,16 @@ class DroppingProxy:
     def __exit__(self, *exc: object) -> None:
         self.listener.close()
 
+    def retarget(self, port: int) -> None:
+        """Send new connections to ``port``, and cut every connection made so far."""
+        import socket
+
+        self.target = port
+        for pair in list(self.open):
+            for end in pair:
+                with contextlib.suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+
     def _accept(self) -> None:
         import socket
         import threading
@@ -171,6 +188,7 @@ class DroppingProxy:
             except OSError:  # closed by __exit__
                 return
             server = socket.create_connection(("127.0.0.1", self.target))
+            self.open.append((client, server))
             pumps = [threading.Semaphore(0)]  # released by the first pump that ends
             for source, sink, watched in ((client, server, True), (server, client, False)):
                 threading.Thread(
@@ -186,6 +204,9 @@ class DroppingProxy:
                     self.dropped += 1
                     if self.left is not None:
                         self.left -= 1
+                    if self.answer is not None:
+                        source.sendall(self.answer)
+                        continue
                     break
                 sink.sendall(data)
         except OSError:
@@ -196,10 +217,24 @@ class DroppingProxy:
         # The last pump to end closes both sockets: closing while the other still uses
         # them could let a new connection reuse a descriptor and be cut by mistake.
         if pumps[0].acquire(blocking=False):
+            with contextlib.suppress(ValueError):
+                self.open.remove((source, sink) if watched else (sink, source))
             source.close()
             sink.close()
         else:
             pumps[0].release()
+
+
+#: What a client sends for the command INFO (and not for CLIENT SETINFO).
+INFO_COMMAND = b"$4\r\nINFO\r\n"
+_PROXY_INFO = b"# Server\r\nproxy_version:1.0\r\nrun_id:a-proxy-answers-for-itself\r\n"
+#: How proxies answer INFO: refused (an error), the connection dropped, or an answer of
+#: the proxy's own (here with a run_id of its own, the same whatever server is behind it).
+INFO_ANSWERS: dict[str, bytes | None] = {
+    "refused": b"-ERR unknown command 'INFO'\r\n",
+    "dropped": None,
+    "the proxy's own": b"$%d\r\n%s\r\n" % (len(_PROXY_INFO), _PROXY_INFO),
+}
 
 
 def redis_caches(url: str) -> dict[str, Any]:

@@ -13,9 +13,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..exceptions import CheckDigitMismatch, InvalidId, LayoutError
 from .check_digits import CHECK_DIGITS
-from .conceal import KeySchedule, SequenceCipher
+from .conceal import SequenceCipher
 from .digits import parse_digits
+from .format_tweak import TWEAK_VERSION, tweak
+from .key_schedule import KeySchedule
 from .layout import iso_utc
+from .order_keys import KeyWindow, key_window
 
 __all__ = ["DecodedOrderNumber", "OrderNumberFormat", "zone_has_dst"]
 
@@ -88,6 +91,24 @@ class OrderNumberFormat:
     keys: KeySchedule | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        self._check_choices()
+        self._check_widths()
+        try:
+            ZoneInfo(self.zone)
+        except (ZoneInfoNotFoundError, ValueError, TypeError):
+            raise LayoutError(f"Unknown time zone {self.zone!r}.") from None
+        if self.packing == "binary":
+            self._check_binary_fits()
+        else:
+            self._check_decimal_fits()
+
+    def __copy__(self) -> OrderNumberFormat:
+        return self  # immutable (DRF deep-copies a serializer field's arguments)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> OrderNumberFormat:
+        return self
+
+    def _check_choices(self) -> None:
         if self.packing not in ("binary", "decimal"):
             raise LayoutError(f"packing must be 'binary' or 'decimal', not {self.packing!r}.")
         if not isinstance(self.conceal, bool):
@@ -96,34 +117,32 @@ class OrderNumberFormat:
             raise LayoutError(
                 "A concealed sequence needs a key: set SNOWID_ORDER_KEY (at least 32 characters)."
             )
-        if self.check_digit is not None:
-            if self.check_digit not in CHECK_DIGITS:
-                raise LayoutError(
-                    f"check_digit must be one of {sorted(CHECK_DIGITS)} or None, not "
-                    f"{self.check_digit!r}."
-                )
-            if self.packing != "decimal":
-                raise LayoutError(
-                    "A check digit is appended to decimal numbers: use packing='decimal'."
-                )
+        if self.check_digit is None:
+            return
+        if self.check_digit not in CHECK_DIGITS:
+            raise LayoutError(
+                f"check_digit must be one of {sorted(CHECK_DIGITS)} or None, not "
+                f"{self.check_digit!r}."
+            )
+        if self.packing != "decimal":
+            raise LayoutError(
+                "A check digit is appended to decimal numbers: use packing='decimal'."
+            )
+
+    def _check_widths(self) -> None:
         for name in ("sequence_bits", "shard_bits", "sequence_digits", "shard_digits"):
             value = getattr(self, name)
             lowest = 1 if name.startswith("sequence") else 0
             if not isinstance(value, int) or isinstance(value, bool) or value < lowest:
                 raise LayoutError(f"{name} must be an integer >= {lowest}, not {value!r}.")
-        try:
-            ZoneInfo(self.zone)
-        except (ZoneInfoNotFoundError, ValueError, TypeError):
-            raise LayoutError(f"Unknown time zone {self.zone!r}.") from None
-        if self.packing == "binary":
-            bits = STEM_BITS + self.sequence_bits + self.shard_bits
-            if bits > 63:
-                raise LayoutError(
-                    f"A binary order number needs {STEM_BITS} stem bits + {self.sequence_bits} "
-                    f"sequence bits + {self.shard_bits} shard bits = {bits} bits; at most 63 fit."
-                )
-        else:
-            self._check_decimal_fits()
+
+    def _check_binary_fits(self) -> None:
+        bits = STEM_BITS + self.sequence_bits + self.shard_bits
+        if bits > 63:
+            raise LayoutError(
+                f"A binary order number needs {STEM_BITS} stem bits + {self.sequence_bits} "
+                f"sequence bits + {self.shard_bits} shard bits = {bits} bits; at most 63 fit."
+            )
 
     def _check_decimal_fits(self) -> None:
         check = 1 if self.check_digit else 0
@@ -208,9 +227,28 @@ class OrderNumberFormat:
             self.keys,
             radix=2 if binary else 10,
             width=self.sequence_bits if binary else self.sequence_digits,
-            tweak=self.describe().encode(),
+            tweak=self.tweak(),
             unix_of=self._unix_of_local_second,
         )
+
+    def tweak(self, version: int = TWEAK_VERSION) -> bytes:
+        """What keys this format's cipher besides the key (``format_tweak``, ``version``)."""
+        return tweak(
+            packing=self.packing,
+            sequence_bits=self.sequence_bits,
+            shard_bits=self.shard_bits,
+            sequence_digits=self.sequence_digits,
+            shard_digits=self.shard_digits,
+            zone=self.zone,
+            check_digit=self.check_digit,
+            version=version,
+        )
+
+    def key_window(self, local_second: int) -> KeyWindow | None:
+        """The key window of ``local_second`` (``None``: a format that conceals nothing)."""
+        if self.cipher is None or self.keys is None:
+            return None
+        return key_window(self.keys, local_second, self._unix_of_local_second)
 
     def _unix_of_local_second(self, local_second: int) -> int:
         if self.zone == "UTC":
@@ -306,8 +344,7 @@ class OrderNumberFormat:
         return value
 
     def split(self, number: int) -> tuple[int, int, int]:
-        """(stem, sequence as shown, shard) of ``number`` (its check digit verified and
-        dropped), without validating the stem."""
+        """(stem, sequence as shown, shard) of ``number``, its check digit verified."""
         number = self.check_number(number)
         return self._split_body(number // 10 if self.check_digit else number)
 
@@ -342,9 +379,8 @@ class OrderNumberFormat:
             ) from None
 
     def position_above(self, value: int) -> tuple[int, int] | None:
-        """The position past which every number of this format is larger than ``value``
-        (a number of any format: an old column's largest), or ``None`` when every number
-        is. Raises :class:`InvalidId` when no number of this format is larger."""
+        """The position past which every number of this format is larger than ``value`` (of
+        any format), ``None`` when every one is, :class:`InvalidId` when none is."""
         if value < 1:
             return None
         value = self._check_range(value)
@@ -389,8 +425,7 @@ class OrderNumberFormat:
 
 
 def _floor_wall(stem: int) -> datetime | None:
-    """The latest yyMMddHHmmss date-time whose stem is at most ``stem`` (12 digits), or
-    ``None`` below 2000-01-01 00:00:00."""
+    """The latest yyMMddHHmmss date-time whose stem is at most ``stem`` (None: before 2000)."""
     yy, rest = divmod(stem, 10**10)
     mo, rest = divmod(rest, 10**8)
     dd, rest = divmod(rest, 10**6)

@@ -8,13 +8,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .order_blocks import Block, grant
+from .order_keys import KeyConflict, KeyRecord, KeyWindow, OutsideWindow, agree
 
 __all__ = [
     "ClockBehind",
+    "KeyConflict",
+    "OutsideWindow",
     "Reserved",
     "Resuming",
     "SecondFull",
     "behind",
+    "keyed",
     "reserve",
     "reserve_block",
     "resume",
@@ -50,7 +54,7 @@ class Resuming:
     wait_ms: int
 
 
-Outcome = Reserved | SecondFull | ClockBehind | Resuming
+Outcome = Reserved | SecondFull | ClockBehind | Resuming | OutsideWindow | KeyConflict
 
 
 def reserve(
@@ -100,6 +104,23 @@ def reserve_block(
     granted = grant(cap - sequence, count) if second == now else 1
     ms_left = (second - now) * 1000 + (1000 - now_ms)
     return (second, sequence + granted), Block(second, sequence + 1, granted, ms_left)
+
+
+def keyed(
+    last: tuple[int, int],
+    record: KeyRecord,
+    window: KeyWindow | None,
+    state: tuple[int, int],
+    outcome: Block | Outcome,
+) -> tuple[tuple[int, int], KeyRecord, Block | Outcome]:
+    """(state, record, outcome) of a reservation from ``last`` once the keys agree
+    (``order_keys.agree``; ``window`` None: plain numbers); a refusal keeps ``last``."""
+    if window is None or not isinstance(outcome, Reserved | Block):
+        return state, record, outcome
+    agreed = agree(record, last[0], outcome.local_second, window)
+    if isinstance(agreed, KeyRecord):
+        return state, agreed, outcome
+    return last, record, agreed
 
 
 def resume(

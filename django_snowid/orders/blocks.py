@@ -21,9 +21,8 @@ _NONE: Final = Block(0, 0, 0, 0)
 class BlockIssuer:
     """Hands out the numbers of one stream's blocks in this process; thread-safe.
 
-    ``take()`` answers a position of the held block, or ``None``: reserve the next one
-    (``wanted()`` numbers, then ``hold()`` it) under :attr:`lock`, which keeps the
-    numbers a process hands out increasing.
+    ``take()`` answers a position of the held block, or ``None``: :meth:`reserve` the
+    next one, under :attr:`lock`, which keeps the numbers a process hands out increasing.
     """
 
     def __init__(
@@ -58,6 +57,20 @@ class BlockIssuer:
         if sequence < self._end and self.monotonic() < self._deadline:
             self._next = sequence + 1
             return self._block.local_second, sequence
+        return None
+
+    def reserve(self, offset: int, call: Callable[[int], object]) -> tuple[int, int] | None:
+        """Under the lock: a position of a block another thread reserved meanwhile, else
+        the first of ``call(wanted)``'s block (``None``: it answered no block)."""
+        with self.lock:
+            position = self._take()
+            if position is not None:
+                return position
+            wanted = self.wanted(offset)
+            sent = self.monotonic()
+            outcome = call(wanted)
+            if type(outcome) is Block:
+                return self.hold(outcome, sent)
         return None
 
     def wanted(self, offset: int) -> int:

@@ -1,19 +1,26 @@
-"""System checks of the order-number settings (``SNOWID_ORDER_*``); the fields check
-their own format (E201-E204)."""
+"""System checks of the order-number settings (``SNOWID_ORDER_*``) and of concealed
+streams' keys; the fields check their own format (E201-E204)."""
 
 from __future__ import annotations
 
+import time
+from datetime import datetime, timezone
 from typing import Any, get_args
 
 from django.core.checks import CheckMessage, Tags
+from django.db import DatabaseError
 
 from .. import inventory
-from ..checks import Check, error, is_number
+from ..checks import DEPLOY, Check, error, is_number, warning
 from ..conf import WhenFull, conf
-from ..exceptions import LayoutError
+from ..core.layout import iso_utc
+from ..core.order_format import OrderNumberFormat
+from ..core.order_keys import KeyConflict, KeyRecord, agree
+from ..exceptions import LayoutError, SnowidError
 from ..stores.checks import store_checks
 from .formats import checked_format, conceals, order_keys
-from .stores import BACKENDS, ORDERS
+from .keys import StreamKeys
+from .stores import BACKENDS, ORDERS, get_store
 
 __all__ = ["CHECKS"]
 
@@ -149,6 +156,87 @@ def _check_key() -> list[CheckMessage]:
     return []
 
 
+KEY_NOTICE_S = 3600
+
+
+def check_key_notice(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W230: a key of ``SNOWID_ORDER_KEY`` becomes valid within :data:`KEY_NOTICE_S`."""
+    if conf.ORDER_KEY is None or not _concealed_streams():
+        return []
+    try:
+        keys = order_keys()
+    except LayoutError:
+        return []  # E215 says it
+    now = time.time()
+    soon = [start for start in keys.starts if now <= start < now + KEY_NOTICE_S]
+    if not soon:
+        return []
+    when = iso_utc(datetime.fromtimestamp(soon[0], timezone.utc), milliseconds=False)
+    return [
+        warning(
+            f"SNOWID_ORDER_KEY: a key becomes valid at {when}, in less than an hour. Every "
+            "process must run with this schedule before then: processes started later (a "
+            "deploy still rolling out) are refused with OrderKeyConflict, or refuse the "
+            "others. Give it a valid_from after the end of the deploy.",
+            "django_snowid.W230",
+        )
+    ]
+
+
+def check_key_records(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """E230, W231 (``check --deploy``): each concealed stream's key record against this
+    process's schedule (silent when the store cannot be read)."""
+    messages: list[CheckMessage] = []
+    for stream, fmt in _concealed_streams().items():
+        try:
+            store = get_store()
+            record, position = store.keys(stream), store.read(stream)
+        except (SnowidError, DatabaseError):
+            return []
+        if record is not None and position is not None:
+            messages += _against_record(stream, fmt, record, position[0])
+    return messages
+
+
+def _against_record(
+    stream: str, fmt: OrderNumberFormat, record: KeyRecord, last_second: int
+) -> list[CheckMessage]:
+    now = time.time()
+    second = max(int(now) + fmt.utc_offset_at(now), last_second)
+    window = fmt.key_window(second)
+    assert window is not None  # a concealing format's
+    agreed = agree(record, last_second, second, window)
+    if isinstance(agreed, KeyConflict):
+        keys = StreamKeys(stream, fmt)
+        keys.window = window
+        return [error(f"{keys.refusal(agreed)} (now)", "django_snowid.E230")]
+    if record.next_id and record.next_id != window.next_id and second < record.next_from:
+        when = iso_utc(fmt.time_of_local_second(record.next_from), milliseconds=False)
+        return [
+            warning(
+                f"Stream {stream!r} announces key {record.next_id} from {when} on, which this "
+                "process's SNOWID_ORDER_KEY does not start then: from that second on this "
+                "process is refused (OrderKeyConflict). Deploy the schedule of the other "
+                "processes here too before then.",
+                "django_snowid.W231",
+            )
+        ]
+    return []
+
+
+def _concealed_streams() -> dict[str, OrderNumberFormat]:
+    """The streams whose fields conceal their sequences, with their format."""
+    found: dict[str, OrderNumberFormat] = {}
+    for field in inventory.order_fields():
+        try:
+            fmt = field.format
+        except LayoutError:
+            continue  # E202, E215 say it
+        if fmt.cipher is not None:
+            found.setdefault(field.stream, fmt)
+    return found
+
+
 def check_order_table(
     app_configs: Any = None, databases: Any = None, **kwargs: Any
 ) -> list[CheckMessage]:
@@ -161,5 +249,7 @@ def check_order_table(
 CHECKS: tuple[Check, ...] = (
     (check_order_numbers, Tags.compatibility),
     (check_order_settings, Tags.compatibility),
+    (check_key_notice, Tags.compatibility),
+    (check_key_records, DEPLOY),
     (check_order_table, Tags.database),
 )

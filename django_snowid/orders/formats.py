@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..conf import conf
-from ..core.conceal import KeySchedule
+from ..core.key_schedule import KeySchedule
 from ..core.order_format import OrderNumberFormat
 
 __all__ = ["FORMAT_OPTIONS", "build_format", "checked_format", "conceals"]

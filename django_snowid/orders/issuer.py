@@ -13,9 +13,15 @@ from typing import Any
 from .. import inventory, metrics
 from ..conf import conf, on_settings_changed
 from ..core.layout import iso_utc
-from ..core.order_blocks import Block
 from ..core.order_format import OrderNumberFormat
-from ..core.order_stream import ClockBehind, Reserved, Resuming, SecondFull
+from ..core.order_stream import (
+    ClockBehind,
+    KeyConflict,
+    OutsideWindow,
+    Reserved,
+    Resuming,
+    SecondFull,
+)
 from ..exceptions import (
     OrderClockBehind,
     OrderNumberError,
@@ -23,6 +29,7 @@ from ..exceptions import (
     OrderSecondFull,
 )
 from .blocks import BlockIssuer
+from .keys import StreamKeys
 from .recovery import database_position, resume_past
 from .stores import MISSING, ReserveArgs, get_store
 
@@ -38,6 +45,17 @@ logger = logging.getLogger(__name__)
 def fields_of_stream(stream: str) -> list[Any]:
     """The order-number fields of the installed models that share ``stream``."""
     return [field for field in inventory.order_fields() if field.stream == stream]
+
+
+class _Retries:
+    """What one call may still wait for and redo."""
+
+    __slots__ = ("deadline", "recovered", "renewed")
+
+    def __init__(self) -> None:
+        self.deadline: float | None = None
+        self.recovered = 0
+        self.renewed = 0
 
 
 class StreamIssuer:
@@ -56,12 +74,13 @@ class StreamIssuer:
         self._seq_factor = fmt._seq_factor
         self._shown = fmt.shown_sequence if fmt.cipher is not None else None
         self._check = fmt.with_check_digit if fmt.check_digit else None
+        self._keys = StreamKeys(stream, fmt)
         self._random_start = int(conf.ORDER_RANDOM_START)
         lead = int(conf.ORDER_MAX_BACKWARDS_S)
         self._max_lead = lead + DST_EXTRA_LEAD_S if conf.ORDER_ALLOW_DST else lead
         self._raise_when_full = conf.ORDER_WHEN_FULL == "raise"
         self._max_wait_s = conf.ORDER_MAX_WAIT_MS / 1000
-        self._one = None if self._random_start or not self._utc else self._args(1)
+        self._one = self._args_of_one()
         block_max = int(conf.ORDER_BLOCK_MAX)
         self._blocks = BlockIssuer(block_max) if block_max > 1 else None
         self._metrics = bool(conf.METRICS)
@@ -74,52 +93,40 @@ class StreamIssuer:
     def next_number(self, user: int = 0) -> int:
         """The next number of the stream, for a user of id ``user`` (its shard, the low bits
         or digits of ``user``, ends the number; a shard value is its own shard)."""
+        shard = user % self._shards  # the format's shard_of_user(), without the call
         blocks = self._blocks
         if blocks is not None:
             position = blocks.take()
             if position is None and self._store.holds_blocks():
-                position = self._next_block(blocks)
-                if position is None:
+                position = blocks.reserve(self._offset(), self._reserve_block)
+                if position is None:  # the store answered anything else than a block
                     return self.next_numbers([user])[0]
             if position is not None:
-                if self._metrics:
-                    self._count(position[1], 1)
-                return self._compose(position[0], position[1], user % self._shards)
+                return self._issue_one(position[0], position[1], shard)
             # A store that holds no block now (a transaction): one number, as without blocks.
-        # The common case; anything else goes through next_numbers().
+        outcome = self._call(self._store.reserve, self._one or self._args(1))
+        if type(outcome) is not Reserved:
+            return self.next_numbers([user])[0]
+        if blocks is not None:
+            # Nothing of a block reserved before this number may come after it.
+            blocks.passed((outcome.local_second, outcome.first_sequence))
+        return self._issue_one(outcome.local_second, outcome.first_sequence, shard)
+
+    def _issue_one(self, second: int, sequence: int, shard: int) -> int:
+        if self._metrics:
+            self._count(sequence, 1)
+        return self._compose(second, sequence, shard)
+
+    def _call(self, reserve: Any, args: ReserveArgs) -> Any:
+        """``reserve(stream, args)``, its unreachability counted."""
         try:
-            outcome = self._store.reserve(self.stream, self._one or self._args(1))
+            return reserve(self.stream, args)
         except OrderNumberUnavailable:
             self._unreachable()
             raise
-        if type(outcome) is Reserved:
-            if blocks is not None:
-                # Nothing of a block reserved before this number may come after it.
-                blocks.passed((outcome.local_second, outcome.first_sequence))
-            if self._metrics:
-                self._count(outcome.first_sequence, 1)
-            shard = user % self._shards  # the format's shard_of_user(), without the call
-            return self._compose(outcome.local_second, outcome.first_sequence, shard)
-        return self.next_numbers([user])[0]
 
-    def _next_block(self, blocks: BlockIssuer) -> tuple[int, int] | None:
-        """The first position of a new block; ``None``: the store answered anything else
-        (next_numbers() deals with it)."""
-        with blocks.lock:
-            position = blocks._take()  # another thread's block, reserved meanwhile
-            if position is not None:
-                return position
-            offset = 0 if self._utc else self.format.utc_offset_at(time.time())
-            args = self._args(blocks.wanted(offset))
-            sent = blocks.monotonic()
-            try:
-                outcome = self._store.reserve_block(self.stream, args)
-            except OrderNumberUnavailable:
-                self._unreachable()
-                raise
-            if type(outcome) is Block:
-                return blocks.hold(outcome, sent)
-        return None
+    def _reserve_block(self, wanted: int) -> Any:
+        return self._call(self._store.reserve_block, self._args(wanted))
 
     def block_size(self) -> int:
         """The size of this process's next block of the stream (1: one number a call)."""
@@ -134,7 +141,7 @@ class StreamIssuer:
 
     def read_metrics(self) -> tuple[int, float]:
         """Numbers issued so far, and the largest fraction of a second's cap used since
-        the last read (which starts the next period)."""
+        the last read."""
         peak, self._peak = self._peak, 0
         return self._issued, peak / self._cap
 
@@ -147,14 +154,21 @@ class StreamIssuer:
             f"{self.stream!r} issued nothing.",
         )
 
+    def _offset(self) -> int:
+        return 0 if self._utc else self.format.utc_offset_at(time.time())
+
     def _args(self, count: int) -> ReserveArgs:
         return ReserveArgs(
-            offset=0 if self._utc else self.format.utc_offset_at(time.time()),
+            offset=self._offset(),
             cap=self._cap,
             wanted=count,
             first_sequence=1 + random.randint(0, self._random_start) if self._random_start else 1,
             max_lead=self._max_lead,
+            keys=self._keys.window,
         )
+
+    def _args_of_one(self) -> ReserveArgs | None:
+        return None if self._random_start or not self._utc else self._args(1)
 
     def _compose(self, local_second: int, sequence: int, shard: int) -> int:
         if self._shown is not None:
@@ -163,80 +177,97 @@ class StreamIssuer:
         return number if self._check is None else self._check(number)
 
     def next_numbers(self, users: Sequence[int]) -> list[int]:
-        """Numbers for the given users, increasing, reserved in as few round trips as
-        possible (other processes' numbers may fall between them)."""
-        numbers, last = self._next_numbers(users)
-        if self._blocks is not None:
-            # Nothing of a block reserved before these numbers may be issued after them.
-            self._blocks.passed(last)
-        return numbers
-
-    def _next_numbers(self, users: Sequence[int]) -> tuple[list[int], tuple[int, int]]:
+        """Numbers for the given users, increasing, in as few round trips as possible."""
         shards = [user % self._shards for user in users]
-        numbers: list[int] = []
-        last = (0, 0)
-        deadline: float | None = None
-        recovered = 0
-        while len(numbers) < len(shards):
-            wanted = len(shards) - len(numbers)
-            try:
-                outcome = self._store.reserve(self.stream, self._args(wanted))
-            except OrderNumberUnavailable:
-                self._unreachable()
-                raise
-            if isinstance(outcome, Reserved):
+        reserved = self._reserve(len(shards))
+        if self._blocks is not None and reserved:
+            # Nothing of a block reserved before them may be issued after them.
+            last = reserved[-1]
+            self._blocks.passed((last.local_second, last.first_sequence + last.count - 1))
+        return self._numbers(reserved, shards)
+
+    def _reserve(self, count: int) -> list[Reserved]:
+        """Reservations of ``count`` numbers in all, increasing."""
+        reserved: list[Reserved] = []
+        retries = _Retries()
+        while count:
+            outcome = self._call(self._store.reserve, self._args(count))
+            if type(outcome) is Reserved:
+                reserved.append(outcome)
+                count -= outcome.count
                 if self._metrics:
                     self._count(outcome.first_sequence, outcome.count)
-                start = len(numbers)
-                second, sequence = outcome.local_second, outcome.first_sequence
-                if self._shown is not None or self._check is not None:
-                    numbers.extend(
-                        self._compose(second, sequence + i, shards[start + i])
-                        for i in range(outcome.count)
-                    )
-                    continue
-                first = self._compose(second, sequence, 0)
-                step = self._seq_factor
-                numbers.extend(first + i * step + shards[start + i] for i in range(outcome.count))
-                last = max(last, (outcome.local_second, outcome.first_sequence + outcome.count - 1))
-            elif isinstance(outcome, SecondFull):
-                if self._raise_when_full:
-                    raise self._refuse("second_full", OrderSecondFull(self._full_message()))
-                now = time.monotonic()
-                if deadline is None:
-                    deadline = now + self._max_wait_s
-                if now + outcome.wait_ms / 1000 > deadline:
-                    raise self._refuse(
-                        "second_full", OrderSecondFull(self._full_message(waited=True))
-                    )
-                metrics.count("waits", "orders", "second_full")
-                self.sleep(outcome.wait_ms / 1000)
-            elif isinstance(outcome, Resuming):
-                # Recovered a moment ago: at most a second, whatever SNOWID_ORDER_WHEN_FULL.
-                metrics.count("waits", "orders", "recovery")
-                self.sleep(outcome.wait_ms / 1000)
-            elif isinstance(outcome, ClockBehind):
-                raise self._refuse(
-                    "clock_behind",
-                    OrderClockBehind(
-                        f"The clock of the order-number store is {outcome.seconds} s behind the "
-                        f"last number of stream {self.stream!r}, more than the {self._max_lead} s "
-                        "allowed (SNOWID_ORDER_MAX_BACKWARDS_S); nothing was issued."
-                    ),
-                )
-            elif outcome is MISSING and recovered < MAX_RECOVERIES:
-                # The store lost its state (or the stream is new): rebuild it first.
-                self.recover(lost=True)
-                recovered += 1
             else:
-                raise self._refuse(
-                    "recovery",
-                    OrderNumberError(
-                        f"The store lost the state of stream {self.stream!r} again right after "
-                        f"it was recovered, {recovered} times; nothing was issued."
-                    ),
+                self._settle(outcome, retries)
+        return reserved
+
+    def _numbers(self, reserved: list[Reserved], shards: list[int]) -> list[int]:
+        """The numbers of ``reserved``, one per shard of ``shards``."""
+        numbers: list[int] = []
+        plain = self._shown is None and self._check is None
+        for outcome in reserved:
+            start, second, sequence = len(numbers), outcome.local_second, outcome.first_sequence
+            if plain:  # one composition a reservation: the numbers step by the sequence
+                first, step = self._compose(second, sequence, 0), self._seq_factor
+                numbers.extend(first + i * step + shards[start + i] for i in range(outcome.count))
+            else:
+                numbers.extend(
+                    self._compose(second, sequence + i, shards[start + i])
+                    for i in range(outcome.count)
                 )
-        return numbers, last
+        return numbers
+
+    def _settle(self, outcome: Any, retries: _Retries) -> None:
+        """Wait, recover or renew as a store's other answer says, or raise its refusal."""
+        if isinstance(outcome, SecondFull):
+            self._wait_for_a_second(outcome, retries)
+        elif isinstance(outcome, Resuming):
+            # Recovered a moment ago: at most a second, whatever SNOWID_ORDER_WHEN_FULL.
+            metrics.count("waits", "orders", "recovery")
+            self.sleep(outcome.wait_ms / 1000)
+        elif isinstance(outcome, OutsideWindow) and retries.renewed < MAX_RECOVERIES:
+            retries.renewed += 1
+            self._keys.renew(outcome.second)
+            self._one = self._args_of_one()
+        elif isinstance(outcome, KeyConflict):
+            raise self._refuse("key_conflict", self._keys.refusal(outcome))
+        elif isinstance(outcome, ClockBehind):
+            raise self._refuse("clock_behind", self._clock_behind(outcome))
+        elif outcome is MISSING and retries.recovered < MAX_RECOVERIES:
+            # The store lost its state (or the stream is new): rebuild it first.
+            self.recover(lost=True)
+            retries.recovered += 1
+        else:
+            raise self._refuse("recovery", self._lost_again(retries))
+
+    def _wait_for_a_second(self, outcome: SecondFull, retries: _Retries) -> None:
+        if self._raise_when_full:
+            raise self._refuse("second_full", OrderSecondFull(self._full_message()))
+        now = time.monotonic()
+        if retries.deadline is None:
+            retries.deadline = now + self._max_wait_s
+        if now + outcome.wait_ms / 1000 > retries.deadline:
+            raise self._refuse("second_full", OrderSecondFull(self._full_message(waited=True)))
+        metrics.count("waits", "orders", "second_full")
+        self.sleep(outcome.wait_ms / 1000)
+
+    def _clock_behind(self, outcome: ClockBehind) -> OrderClockBehind:
+        return OrderClockBehind(
+            f"The clock of the order-number store is {outcome.seconds} s behind the last "
+            f"number of stream {self.stream!r}, more than the {self._max_lead} s allowed "
+            "(SNOWID_ORDER_MAX_BACKWARDS_S); nothing was issued."
+        )
+
+    def _lost_again(self, retries: _Retries) -> OrderNumberError:
+        if retries.renewed >= MAX_RECOVERIES:
+            return OrderNumberError(
+                f"The store kept answering that stream {self.stream!r} issues outside this "
+                f"process's key window, {retries.renewed} times; nothing was issued."
+            )
+        return OrderNumberError(
+            f"The store lost the state of stream {self.stream!r} again right after it was "
+            f"recovered, {retries.recovered} times; nothing was issued."
+        )
 
     def _refuse(self, cause: str, error: OrderNumberError) -> OrderNumberError:
         metrics.refused(logger, "orders", cause, str(error))
@@ -278,7 +309,7 @@ class StreamIssuer:
         )
 
     def _position_text(self, position: tuple[int, int]) -> str:
-        """A stream's position as people read it: its second in UTC, and its sequence."""
+        """A stream's position as people read it (its second in UTC, its sequence)."""
         when = iso_utc(self.format.time_of_local_second(position[0]), milliseconds=False)
         return f"{when} #{position[1]}"
 

@@ -9,13 +9,13 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Final, Generic, TypeVar, overload
 
 from ..exceptions import RedisClientError, RedisUnavailable, SnowidError
 from . import redis_client
 from .base import StoreErrors
 
-__all__ = ["RedisCalls", "RedisScript", "server_id"]
+__all__ = ["IDENTITY_LUA", "IDENTITY_UNKNOWN", "RedisCalls", "RedisScript", "server_id"]
 
 R = TypeVar("R")
 
@@ -42,7 +42,7 @@ class _Link:
         kwargs.pop("retry_on_error", None)
         kwargs.pop("retry_on_timeout", None)
         self.connection = pool.connection_class(**kwargs)
-        self.server_id: str | None = None
+        self.server_id: str | None = None  # what scripts get: the run_id, or "" (a proxy)
         # Connect now, as a pool does: behind Sentinel, connect() asks for the primary.
         self.connection.connect()
 
@@ -65,33 +65,77 @@ def _drop(server: Any) -> None:
         link.connection.disconnect()
 
 
-def _read_server_id(link: _Link) -> str:
+#: What a script declared with ``server_id=True`` starts with: ``SERVER_ID``, the
+#: ``run_id`` of the server it runs on: its last argument, or ("" behind a proxy) read here.
+IDENTITY_LUA: Final = """
+local SERVER_ID = ARGV[#ARGV]
+if SERVER_ID == '' then
+  local info = redis.pcall('INFO', 'server')
+  SERVER_ID = type(info) == 'string' and string.match(info, 'run_id:(%x+)') or nil
+  if not SERVER_ID then
+    return redis.error_reply('SNOWID-NO-IDENTITY INFO is refused inside scripts too')
+  end
+end
+"""
+_IDENTITY: Final = "return string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')"
+_NO_IDENTITY: Final = "SNOWID-NO-IDENTITY"
+
+
+def _server_id(link: _Link) -> str:
+    """The last argument of the link's scripts: the server's ``run_id``, or ""."""
     if link.server_id is None:
-        link.connection.send_command("INFO", "server")
-        info = link.connection.read_response()
-        if isinstance(info, bytes):
-            info = info.decode()
-        for line in str(info).splitlines():
-            if line.startswith("run_id:"):
-                link.server_id = line[7:].strip()
-                break
-        else:  # a proxy that hides INFO: no identity, every connection is a new server
-            link.server_id = f"unknown-{os.getpid()}-{os.urandom(8).hex()}"
+        link.server_id = _identify(link)
     return link.server_id
 
 
-def server_id(client: Any, key: Any) -> str:
-    """The ``run_id`` of the server that holds ``key``, asked now, not remembered."""
+def _identify(link: _Link) -> str:
+    """The ``run_id`` INFO answers over the connection, when a script (of no key: it runs
+    where the connection goes) reads the same; else "" (a proxy)."""
     import redis
 
-    server = _target(client, key)
+    connection = link.connection
     try:
-        link = _link(server)
-        link.server_id = None
-        return _read_server_id(link)
-    except redis.exceptions.ConnectionError:
-        _drop(server)
-        return _read_server_id(_link(server))
+        connection.send_command("INFO", "server")
+        answered = _run_id(connection.read_response())
+    except redis.exceptions.ResponseError:
+        return ""  # refused: an unknown or renamed command
+    except redis.exceptions.ConnectionError:  # dropped by a proxy (or broken: reconnected)
+        connection.disconnect()
+        connection.connect()
+        return ""
+    try:
+        connection.send_command("EVAL", _IDENTITY, 0)
+        seen = connection.read_response()
+    except redis.exceptions.ResponseError:
+        return ""
+    seen = seen.decode() if isinstance(seen, bytes) else seen
+    return answered if answered is not None and answered == seen else ""
+
+
+def _run_id(info: Any) -> str | None:
+    text = info.decode() if isinstance(info, bytes) else str(info)
+    for line in text.splitlines():
+        if line.startswith("run_id:"):
+            return line[7:].strip()
+    return None
+
+
+IDENTITY_UNKNOWN: Final = "it does not say which server it is"
+
+
+def _hidden_identity(error: str) -> str:
+    return (
+        f"{IDENTITY_UNKNOWN}: INFO is refused over the connection and "
+        f"inside scripts ({error}). A failover or a restart could not be told from the "
+        "same server, so nothing is issued through it: allow INFO at least inside scripts "
+        "(redis.call('INFO', 'server')), or reach Redis without the proxy"
+    )
+
+
+def server_id(client: Any, key: Any) -> str:
+    """The ``run_id`` of the server that holds ``key``, as its scripts see it, asked now."""
+    reply: Any = _WHO(client, (key,))
+    return reply.decode() if isinstance(reply, bytes) else str(reply)
 
 
 def _is_cluster(client: Any) -> bool:
@@ -120,9 +164,97 @@ def _refresh(client: Any) -> None:
             client.nodes_manager.initialize()
 
 
+class _Call:
+    """One script call on its way: the server it goes to, and its troubles so far."""
+
+    __slots__ = (
+        "asking",
+        "client",
+        "failures",
+        "key",
+        "load",
+        "loaded",
+        "redirects",
+        "server",
+        "tries",
+    )
+
+    def __init__(self, client: Any, key: Any) -> None:
+        self.client, self.key = client, key
+        self.server: Any = None
+        self.asking = self.load = False
+        self.loaded: set[int] = set()
+        self.failures = self.redirects = self.tries = 0
+
+    def link(self) -> _Link:
+        if self.server is None:
+            self.server = _target(self.client, self.key) if self.key is not None else self.client
+        return _link(self.server)
+
+    def handle(self, exc: Exception, sha: str) -> bool:
+        """Whether to try again after ``exc``, or :class:`RedisUnavailable`."""
+        from redis import exceptions as e
+
+        if isinstance(exc, e.NoScriptError):
+            if id(self.server) in self.loaded:  # loaded and gone at once: do not loop
+                raise RedisUnavailable(f"Redis keeps forgetting script {sha}.") from None
+            self.load = True
+        elif isinstance(exc, e.AskError):  # MOVED is an AskError too
+            self._redirect(exc)
+        elif isinstance(exc, e.TryAgainError):
+            self._try_again()
+        elif isinstance(exc, e.RedisClusterException):  # a slot no node serves
+            raise RedisUnavailable(f"Redis Cluster cannot serve the call: {exc}") from exc
+        elif isinstance(exc, e.ConnectionError | e.TimeoutError | e.ClusterDownError):
+            self._reconnect(exc)  # broken, timed out, a cluster down
+        elif isinstance(exc, e.ReadOnlyError):
+            self._reconnect(exc)  # a demoted primary: its successor is elsewhere
+        elif isinstance(exc, e.ResponseError) and str(exc).startswith(_NO_IDENTITY):
+            raise RedisUnavailable(_hidden_identity(str(exc))) from None
+        else:
+            return False
+        return True
+
+    def _redirect(self, exc: Any) -> None:
+        from redis import exceptions as e
+
+        self.redirects += 1
+        if self.redirects > MAX_REDIRECTS:
+            raise RedisUnavailable(
+                f"Redis Cluster keeps redirecting slot {exc.slot_id}: {exc}"
+            ) from None
+        moved = isinstance(exc, e.MovedError)
+        if moved:
+            self.client.nodes_manager.move_slot(exc)
+        self.server = _node_client(self.client, exc.host, int(exc.port))
+        self.asking = not moved
+
+    def _try_again(self) -> None:
+        # A migration moved some keys of the slot and not others: it ends soon.
+        self.tries += 1
+        if self.tries > MAX_TRYAGAIN:
+            raise RedisUnavailable(
+                "Redis Cluster answered TRYAGAIN for a second (a slot migration that does not end)."
+            ) from None
+        time.sleep(min(0.01 * self.tries, 0.05))
+        self.server, self.asking = None, False
+
+    def _reconnect(self, exc: Exception) -> None:
+        # One more try on a new connection (a restart, a failover, a slot map changed):
+        # a script run twice may leave a gap, never a repeat.
+        if self.server is not None:
+            _drop(self.server)
+        self.loaded.clear()  # the next connection may reach a server restarted empty
+        self.failures += 1
+        if self.failures == 2:
+            raise RedisUnavailable(str(exc)) from exc
+        _refresh(self.client)
+        self.server, self.asking = None, False
+
+
 class RedisScript(Generic[R]):
     """A Lua script, called by SHA: ``script(client, keys, args)`` returns its reply, read
-    by ``reply`` when given."""
+    by ``reply`` when given; ``server_id``: it starts with :data:`IDENTITY_LUA`."""
 
     @overload
     def __init__(
@@ -137,8 +269,8 @@ class RedisScript(Generic[R]):
     def __init__(
         self, source: str, *, server_id: bool = False, reply: Callable[[Any], R] | None = None
     ) -> None:
-        self.source = source
-        self.sha = hashlib.sha1(source.encode()).hexdigest()
+        self.source = IDENTITY_LUA + source if server_id else source
+        self.sha = hashlib.sha1(self.source.encode()).hexdigest()
         self.server_id = server_id
         self.reply = reply
 
@@ -146,75 +278,32 @@ class RedisScript(Generic[R]):
         return f"<RedisScript {self.sha[:12]}>"
 
     def __call__(self, client: Any, keys: Sequence[Any], args: Sequence[Any] = ()) -> R:
-        import redis
-
-        errors = redis.exceptions
-        loaded: set[int] = set()
-        failures = redirects = tries = 0
-        server: Any = None
-        asking = load = False
+        call = _Call(client, keys[0] if keys else None)
         while True:
             try:
-                if server is None:
-                    server = _target(client, keys[0]) if keys else client
-                link = _link(server)
-                connection = link.connection
-                if load:  # here, not in the NOSCRIPT handler: its broken link is retried
-                    connection.send_command("SCRIPT", "LOAD", self.source)
-                    connection.read_response()
-                    loaded.add(id(server))
-                    load = False
-                extra = (_read_server_id(link),) if self.server_id else ()
-                if asking:
-                    connection.send_command("ASKING")
-                    connection.read_response()
-                connection.send_command("EVALSHA", self.sha, len(keys), *keys, *args, *extra)
-                reply = connection.read_response()
-                return reply if self.reply is None else self.reply(reply)
-            except errors.NoScriptError:
-                if id(server) in loaded:  # loaded and gone at once: do not loop
-                    raise RedisUnavailable(f"Redis keeps forgetting script {self.sha}.") from None
-                load = True
-            except errors.AskError as exc:  # MOVED is an AskError too
-                redirects += 1
-                if redirects > MAX_REDIRECTS:
-                    raise RedisUnavailable(
-                        f"Redis Cluster keeps redirecting slot {exc.slot_id}: {exc}"
-                    ) from None
-                moved = isinstance(exc, errors.MovedError)
-                if moved:
-                    client.nodes_manager.move_slot(exc)
-                server = _node_client(client, exc.host, int(exc.port))
-                asking = not moved
-            except errors.TryAgainError:
-                # A migration moved some keys of the slot and not others: it ends soon.
-                tries += 1
-                if tries > MAX_TRYAGAIN:
-                    raise RedisUnavailable(
-                        "Redis Cluster answered TRYAGAIN for a second (a slot migration "
-                        "that does not end)."
-                    ) from None
-                time.sleep(min(0.01 * tries, 0.05))
-                server, asking = None, False
-            except errors.RedisClusterException as exc:  # a slot no node serves
-                raise RedisUnavailable(f"Redis Cluster cannot serve the call: {exc}") from exc
-            except (
-                errors.ConnectionError,
-                errors.TimeoutError,
-                errors.ReadOnlyError,  # a demoted primary: its successor is elsewhere
-                errors.ClusterDownError,
-            ) as exc:
-                # One more try on a new connection (a restart, a failover, a slot map
-                # changed): a script run twice may leave a gap, never a repeat.
-                if server is not None:
-                    _drop(server)
-                loaded.clear()  # the next connection may reach a server restarted empty
-                failures += 1
-                if failures == 2:
-                    raise RedisUnavailable(str(exc)) from exc
-                _refresh(client)
-                server, asking = None, False
+                return self._send(call, keys, args)
+            except Exception as exc:
+                if not call.handle(exc, self.sha):
+                    raise
 
+    def _send(self, call: _Call, keys: Sequence[Any], args: Sequence[Any]) -> R:
+        link = call.link()
+        connection = link.connection
+        if call.load:  # here, not in the NOSCRIPT handler: its broken link is retried
+            connection.send_command("SCRIPT", "LOAD", self.source)
+            connection.read_response()
+            call.loaded.add(id(call.server))
+            call.load = False
+        extra = (_server_id(link),) if self.server_id else ()
+        if call.asking:
+            connection.send_command("ASKING")
+            connection.read_response()
+        connection.send_command("EVALSHA", self.sha, len(keys), *keys, *args, *extra)
+        reply = connection.read_response()
+        return reply if self.reply is None else self.reply(reply)
+
+
+_WHO: Final = RedisScript("return SERVER_ID", server_id=True)
 
 _UNAVAILABLE: tuple[type[BaseException], ...] = ()
 _REFUSED: tuple[type[BaseException], ...] = ()

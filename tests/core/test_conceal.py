@@ -9,7 +9,7 @@ import random
 import pytest
 
 from django_snowid.core.check_digits import damm_digit, has_valid_check_digit, luhn_digit
-from django_snowid.core.conceal import KeySchedule
+from django_snowid.core.key_schedule import KeySchedule
 from django_snowid.core.order_format import OrderNumberFormat
 from django_snowid.exceptions import InvalidId, LayoutError
 
@@ -263,3 +263,20 @@ def test_a_floor_in_a_concealed_second_is_past_the_whole_second():
     value = old.compose(SECOND, 9, 0)  # a number of another format, no check digit
     assert damm.position_above(value) == (SECOND, 9)
     assert damm.compose(SECOND, 10, 0) > value
+
+
+@pytest.mark.parametrize("options", [FORMATS["decimal-3-damm"], FORMATS["binary-14"]], ids=str)
+@pytest.mark.parametrize("above", [None, 0, 1, 641, 10**6])
+def test_the_cipher_refuses_values_outside_its_domain(options, above):
+    """1..radix**width - 1 is the whole domain: 0 or 1000 (3 digits) would be folded onto
+    a sequence of the domain, shown as another number's."""
+    fmt = concealed(**options)  # type: ignore[arg-type]
+    cipher = fmt.cipher
+    assert cipher is not None
+    # None: 0; else that far above the largest sequence (1000 and more for 3 digits).
+    value = 0 if above is None else fmt.max_sequence + 1 + above
+    with pytest.raises(LayoutError, match=rf"{value} is out of range 1\.\.{fmt.max_sequence}"):
+        cipher.conceal(SECOND, value)
+    with pytest.raises(InvalidId, match=rf"{value} is out of range 1\.\.{fmt.max_sequence}"):
+        cipher.reveal(SECOND, value)
+    assert cipher.reveal(SECOND, cipher.conceal(SECOND, fmt.max_sequence)) == fmt.max_sequence

@@ -187,3 +187,36 @@ def test_drf_spectacular_descriptions_are_the_users_not_ours():
     components = spectacular_schema()["components"]["schemas"]
     described = {name: c["description"] for name, c in components.items() if "description" in c}
     assert described == {}, described
+
+
+@pytest.mark.parametrize("format_options", [{"conceal": True}, {"conceal": False}], ids=str)
+def test_a_serializer_field_of_a_concealing_format_serves_every_request(settings, format_options):
+    """DRF deep-copies a serializer's declared fields for each instance, their arguments
+    with them: a format with a key schedule must survive it, request after request."""
+    from rest_framework import serializers
+    from rest_framework.decorators import api_view
+    from rest_framework.response import Response
+    from rest_framework.test import APIRequestFactory
+
+    from django_snowid.orders.formats import build_format
+
+    settings.SNOWID_ORDER_KEY = "a-key-for-the-drf-serializer-field-0123456789"
+    fmt = build_format(format_options)
+    number = fmt.compose(1_900_000_000, 42, 7)
+
+    class LookupSerializer(serializers.Serializer):
+        number = OrderNumberSerializerField(format=fmt)
+
+    @api_view(["POST"])
+    def lookup(request):
+        serializer = LookupSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        found = fmt.decode(serializer.validated_data["number"])
+        return Response({"number": str(found.value), "sequence": found.sequence})
+
+    factory = APIRequestFactory()
+    for _ in range(2):
+        response = lookup(factory.post("/", {"number": str(number)}, format="json"))
+        assert response.status_code == 200, response.data
+        assert response.data == {"number": str(number), "sequence": 42}
+    assert LookupSerializer().fields["number"].format is fmt

@@ -360,3 +360,66 @@ def test_snowid_decode_without_a_field_names_the_failed_check_digit(damm):
     good = field_of(DecimalOrder).format.compose(1_900_000_000, 12, 42)
     with pytest.raises(CommandError, match="fails its check digit"):
         call_command("snowid_decode", mistyped(good), stdout=StringIO())
+
+
+def _traceback_text(exc_info) -> str:
+    """What Django's technical 500 page shows of an exception: its frames' locals and the
+    settings, as the HTML and as the frames' variables."""
+    from django.test import RequestFactory
+    from django.views.debug import ExceptionReporter
+
+    reporter = ExceptionReporter(RequestFactory().get("/"), *exc_info)
+    frames = reporter.get_traceback_data()["frames"]
+    assert frames
+    shown = [f"{name}={value}" for frame in frames for name, value in frame["vars"]]
+    return "\n".join([*shown, reporter.get_traceback_html()])
+
+
+def _secrets_of(key: str) -> list[str]:
+    import hashlib
+
+    shown = [key, key[:16], key[-16:]]
+    if key.isprintable() and key.encode(errors="replace") == key.encode(errors="ignore"):
+        digest = hashlib.sha256(b"django-snowid order-number key\x00" + key.encode()).digest()
+        shown += [repr(digest)[2:26], digest.hex()[:24]]
+    return shown
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "weak-secret-key-1234",  # refused: too short
+        "\ud800-a-key-that-is-no-utf-8-text-0123456789",  # refused: cannot be encoded
+        KEY,  # valid: the tables of a second fail to be made
+    ],
+    ids=["weak", "not-utf-8", "tables-fail"],
+)
+def test_a_traceback_never_shows_the_key_in_frame_locals(settings, monkeypatch, key):
+    """Django's DEBUG page (and error trackers that capture locals) show every frame's
+    local variables: no frame of ours may hold the key, its digest or a seed made of it."""
+    import hashlib
+    import sys
+
+    from django_snowid.orders.formats import build_format
+
+    settings.SNOWID_ORDER_CONCEAL = True
+    settings.SNOWID_ORDER_KEY = key
+
+    try:
+        if key == KEY:
+            fmt = build_format()
+            monkeypatch.setattr(hashlib, "shake_256", len)  # then ".digest" fails
+            fmt.compose(1_900_000_000, 5, 1)
+        else:
+            build_format()
+    except Exception:
+        kind, error, traceback = sys.exc_info()
+    else:
+        pytest.fail("nothing was raised")
+    monkeypatch.undo()
+    exc_info = (kind, error, traceback.tb_next)  # from the first frame of ours on
+    text = _traceback_text(exc_info)
+    for secret in _secrets_of(key):
+        assert secret not in text
+    if key != KEY:
+        assert exc_info[0].__name__ == "LayoutError"

@@ -20,9 +20,9 @@ from django_snowid.orders.issuer import StreamIssuer, get_issuer
 from django_snowid.orders.stores import get_store
 from django_snowid.orders.stores.redis import RESERVE_BLOCK, block_outcome
 from django_snowid.stores.redis_scripts import server_id
-from tests.order_cases import core_reserve, reservations
+from tests.order_cases import core_reserve, reservations, script_argv
 from tests.support import MS, FakeClock, set_order_state
-from tests.testapp.models import ShopOrder
+from tests.testapp.models import DecimalOrder, ShopOrder
 
 # ---------------------------------------------------------------------------- pure core
 
@@ -84,8 +84,7 @@ def test_reserve_block_script_agrees_with_core(case):
     client.hset(
         key, mapping={"sec": case["last"][0], "seq": case["last"][1], "rid": server_id(client, key)}
     )
-    argv = (case["offset"], case["cap"], case["count"], case["first_sequence"])
-    reply = RESERVE_BLOCK(client, (key,), (*argv, case["max_lead"], case["unix"], case["micros"]))
+    reply = RESERVE_BLOCK(client, (key,), script_argv(case))
     state, outcome = core_reserve(case, reserve_block)
     second, sequence = client.hmget(key, ["sec", "seq"])
     assert (block_outcome(reply), (int(second), int(sequence))) == (outcome, state)
@@ -279,3 +278,31 @@ def test_a_forked_child_drops_its_parents_block(throwaway_redis):
     assert child.startswith("ok:"), child
     assert ast.literal_eval(child[3:]) > held  # past everything the parent reserved
     assert after > parent[-1]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("kind", ["plain", "concealed", "check digit"])
+def test_numbers_after_a_bulk_reservation_come_after_it(backend, clock, settings, kind):
+    """A process holding a block reserves 20 numbers at once (``bulk_create``): the rest
+    of its block is below them and must be dropped, whatever the format, so that the
+    numbers the process hands out next come after the bulk's."""
+    settings.SNOWID_ORDER_CONCEAL = kind == "concealed"
+    settings.SNOWID_ORDER_KEY = "a-key-for-the-bulk-reservation-test-0123456789"
+    settings.SNOWID_ORDER_CHECK_DIGIT = "damm" if kind == "check digit" else None
+    settings.SNOWID_ORDER_SEQUENCE_DIGITS = 4
+    model = DecimalOrder if kind == "check digit" else ShopOrder
+    field = model._meta.get_field("number")
+    assert (field.format.cipher is not None, field.format.check_digit is not None) == (
+        kind == "concealed",
+        kind == "check digit",
+    )
+    clock.ns = (clock.ns // 10**9 + 1) * 10**9 + 100 * MS
+    get_store().clock = lambda: clock() / 10**9  # type: ignore[attr-defined]
+    set_order_state(field.stream, (field.format.local_second(clock.now()) - 1, 0))
+    issuer = get_issuer(field.stream, field.format)
+    _on_clock(issuer, clock)
+    singles = [field.format.position(issuer.next_number(1)) for _ in range(40)]
+    assert issuer._store.read(field.stream) > singles[-1]  # a block with numbers left
+    bulk = [field.format.position(n) for n in issuer.next_numbers([1] * 20)]
+    after = [field.format.position(issuer.next_number(1)) for _ in range(5)]
+    assert min(after) > max(bulk) > max(singles), (singles[-1], bulk, after)

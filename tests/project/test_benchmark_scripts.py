@@ -210,6 +210,8 @@ def test_concealed_numbers_are_compared_with_plain_ones():
         "1",
         "--numbers",
         "2000",
+        "--seconds",
+        "20",
         env={
             **{k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
             "SNOWID_BENCH_DB_NAME": name,
@@ -218,6 +220,8 @@ def test_concealed_numbers_are_compared_with_plain_ones():
     ratios = re.findall(r"^create\(\).*?\s([\d.]+)x$", out, re.M)
     assert len(ratios) == 2 and all(float(r) > 0 for r in ratios), out
     assert len(re.findall(r"^(binary|decimal): .*\s[\d.]+$", out, re.M)) == 6, out
+    assert len(re.findall(r"^(binary|decimal), .*\s[\d.]+\s+[\d.]+$", out, re.M)) == 4, out
+    assert "target round tables <= 2 MiB per format and process: met" in out, out
 
 
 @pytest.mark.slow

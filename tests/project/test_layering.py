@@ -130,6 +130,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "workers.held",
         "orders.issuer",
         "orders.blocks",
+        "orders.keys",
         "orders.recovery",
         "orders.retry",
         "sequences.issuer",

@@ -6,6 +6,7 @@ from typing import Final, NamedTuple, Protocol, get_args
 
 from ...conf import OrderBackend
 from ...core.order_blocks import Block
+from ...core.order_keys import KeyRecord, KeyWindow
 from ...core.order_stream import Outcome
 
 __all__ = [
@@ -41,6 +42,7 @@ class ReserveArgs(NamedTuple):
     wanted: int  # how many numbers (not "count": that would hide tuple.count)
     first_sequence: int  # of a new second
     max_lead: int  # how many seconds the state may be ahead of the clock
+    keys: KeyWindow | None = None  # the process's key (core.order_keys); None: plain numbers
 
 
 class RecoverArgs(NamedTuple):
@@ -74,6 +76,10 @@ class OrderStore(Protocol):
         ...
 
     def read(self, stream: str) -> Position | None: ...
+
+    def keys(self, stream: str) -> KeyRecord | None:
+        """Which key the stream's numbers are concealed with (``None``: no record)."""
+        ...
 
     def streams(self) -> list[str]:
         """The names of the streams the store holds a state for."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 from collections.abc import Callable
@@ -12,7 +13,16 @@ from django.db import DatabaseError, OperationalError, connections, router, tran
 
 from ...core.clocks import real_time
 from ...core.order_blocks import BLOCK_SHARE, Block
-from ...core.order_stream import Outcome, Reserved, behind, reserve, reserve_block, resume
+from ...core.order_keys import KeyRecord
+from ...core.order_stream import (
+    Outcome,
+    Reserved,
+    behind,
+    keyed,
+    reserve,
+    reserve_block,
+    resume,
+)
 from ...db.errors import is_contention, is_missing_table
 from ...db.returning import built, execute, returned, returning
 from ...db.tables import missing_message
@@ -25,9 +35,10 @@ __all__ = ["DatabaseOrderStore", "claim"]
 _OWN_TRANSACTION_TRIES: Final = 30
 
 
-def _claim_sql(connection: Any, *, continuing: bool) -> str:
+def _claim_sql(connection: Any, *, continuing: bool, keyed: bool = False) -> str:
     """One UPDATE that runs ``core.order_stream.reserve`` on the row when it grants the whole
-    block, returning ``second * (cap + 1) + sequence``; ``continuing``: without the restart."""
+    block, returning ``second * (cap + 1) + sequence``; ``continuing``: without the restart;
+    ``keyed``: only where ``order_keys.agree`` would leave the key record as it is."""
     qn = connection.ops.quote_name
     table = qn(apps.get_model("django_snowid", "OrderStreamState")._meta.db_table)
     name, second, sequence = qn("name"), qn("second"), qn("sequence")
@@ -41,6 +52,12 @@ def _claim_sql(connection: Any, *, continuing: bool) -> str:
             f"CASE WHEN {second} < %(now)s THEN %(fresh)s ELSE {sequence} + %(count)s END"
         )
         where = f"{second} < %(restart_below)s OR ({continues})"
+    if keyed:
+        where = (
+            f"({where}) AND {qn('key_id')} = %(key_id)s AND {second} < %(key_end)s "
+            f"AND COALESCE({qn('key_next')}, '') = %(key_next)s "
+            f"AND COALESCE({qn('key_next_from')}, 0) = %(key_next_from)s"
+        )
     if connection.vendor == "mysql":
         # Assignments run left to right: the sequence first, then the second.
         packed = returned(connection, f"{next_second} * %(m)s + {sequence}")
@@ -55,12 +72,14 @@ def _claim_sql(connection: Any, *, continuing: bool) -> str:
     )
 
 
-def _restarting_sql(connection: Any) -> str:
-    return _claim_sql(connection, continuing=False)
-
-
-def _continuing_sql(connection: Any) -> str:
-    return _claim_sql(connection, continuing=True)
+_CLAIMS: Final = {
+    (continuing, keyed): (
+        f"order-{'continue' if continuing else 'claim'}{'-keyed' if keyed else ''}",
+        functools.partial(_claim_sql, continuing=continuing, keyed=keyed),
+    )
+    for continuing in (False, True)
+    for keyed in (False, True)
+}
 
 
 def claim(
@@ -73,8 +92,8 @@ def claim(
     share: int = 1,
 ) -> Reserved | None:
     """Reserve ``args.wanted`` numbers of ``stream`` at second ``now`` in one statement;
-    ``None`` if it changed nothing."""
-    cap, count = args.cap, args.wanted
+    ``None`` if it changed nothing (the locked path decides)."""
+    cap, count, window = args.cap, args.wanted, args.keys
     fresh = args.first_sequence - 1 + count  # the sequence after a new second's block
     needed = count * share  # the room a block needs left in its second
     params = {
@@ -87,10 +106,16 @@ def claim(
         "room": cap - needed,  # the largest sequence a block fits after
         "m": cap + 1,
     }
-    if continuing:
-        sql = built(connection, "order-continue", _continuing_sql)
-    else:
-        sql = built(connection, "order-claim", _restarting_sql)
+    if window is not None:
+        if not window.start <= now < window.end:
+            return None
+        params |= {
+            "key_id": window.key_id,
+            "key_end": window.end,
+            "key_next": window.next_id,
+            "key_next_from": window.end if window.next_id else 0,
+        }
+    sql = built(connection, *_CLAIMS[continuing, window is not None])
     packed = execute(connection, sql, params)
     if packed is None:
         return None
@@ -199,7 +224,8 @@ class DatabaseOrderStore:
         qn = connection.ops.quote_name
         table = qn(apps.get_model("django_snowid", "OrderStreamState")._meta.db_table)
         name, second, sequence = qn("name"), qn("second"), qn("sequence")
-        select = f"SELECT {second}, {sequence} FROM {table} WHERE {name} = %s"
+        record = ", ".join(qn(column) for column in ("key_id", "key_next", "key_next_from"))
+        select = f"SELECT {second}, {sequence}, {record} FROM {table} WHERE {name} = %s"
         lower = (
             f"({second} < %(below_second)s OR ({second} = %(below_second)s "
             f"AND {sequence} < %(below_sequence)s))"
@@ -228,6 +254,10 @@ class DatabaseOrderStore:
             # SQLite has no FOR UPDATE: writing the row takes the database's write lock.
             "lock": f"UPDATE {table} SET {sequence} = {sequence} WHERE {name} = %s",
             "update": f"UPDATE {table} SET {second} = %s, {sequence} = %s WHERE {name} = %s",
+            "update_keyed": (
+                f"UPDATE {table} SET {second} = %s, {sequence} = %s, {qn('key_id')} = %s, "
+                f"{qn('key_next')} = %s, {qn('key_next_from')} = %s WHERE {name} = %s"
+            ),
             "upsert": upsert,
         }
 
@@ -243,8 +273,8 @@ class DatabaseOrderStore:
         return self._locked(connection, stream, args, reserve)
 
     def _locked(self, connection: Any, stream: str, args: ReserveArgs, step: Any) -> Any:
-        """``step`` (``core.order_stream.reserve`` or ``reserve_block``) under the row lock,
-        on the clock read again; its new state written if it moved."""
+        """``step`` (``core.order_stream.reserve`` or ``reserve_block``), ``keyed``, under
+        the row lock, on the clock read again; the new state (and record) written."""
         sql = built(connection, "order-store", self._sql)
         with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
             if connection.vendor == "sqlite":
@@ -253,7 +283,7 @@ class DatabaseOrderStore:
             row = cursor.fetchone()
             if row is None:
                 return MISSING
-            last = (int(row[0]), int(row[1]))
+            last, record = (int(row[0]), int(row[1])), _record(row[2:])
             now_float = self.clock()
             state, outcome = step(
                 last,
@@ -264,7 +294,11 @@ class DatabaseOrderStore:
                 first_sequence=args.first_sequence,
                 max_lead=args.max_lead,
             )
-            if state != last:  # a full second or a clock too far behind: nothing to write
+            state, agreed, outcome = keyed(last, record, args.keys, state, outcome)
+            if agreed != record:
+                cursor.execute(sql["update_keyed"], [*state, *_columns(agreed), stream])
+                self._seconds[stream] = state[0]
+            elif state != last:  # a full second or a clock too far behind: nothing to write
                 cursor.execute(sql["update"], [*state, stream])
                 self._seconds[stream] = state[0]
         return outcome
@@ -322,5 +356,25 @@ class DatabaseOrderStore:
             .first()
         )
 
+    def keys(self, stream: str) -> KeyRecord | None:
+        row = (
+            self._model()
+            .objects.using(self._db())
+            .filter(name=stream)
+            .values_list("key_id", "key_next", "key_next_from")
+            .first()
+        )
+        return None if row is None or not row[0] else _record(row)
+
     def streams(self) -> list[str]:
         return list(self._model().objects.using(self._db()).values_list("name", flat=True))
+
+
+def _record(columns: Any) -> KeyRecord:
+    """The key record of a row's (key_id, key_next, key_next_from)."""
+    key_id, next_id, next_from = columns
+    return KeyRecord(key_id or "", next_id or "", int(next_from or 0))
+
+
+def _columns(record: KeyRecord) -> tuple[str | None, str | None, int | None]:
+    return (record.key_id or None, record.next_id or None, record.next_from or None)

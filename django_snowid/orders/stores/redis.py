@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from ...conf import conf
 from ...core.order_blocks import BLOCK_SHARE, Block
+from ...core.order_keys import KeyConflict, KeyRecord, OutsideWindow
 from ...core.order_stream import ClockBehind, Outcome, Reserved, Resuming, SecondFull
 from ...exceptions import OrderNumberError
 from ...stores.base import Needs
@@ -26,15 +27,21 @@ __all__ = [
 ]
 
 
-# The steps RESERVE and RESERVE_BLOCK share (the state checked, the clock read, a hold
-# released, the second moved on or found full).
+# RESERVE and RESERVE_BLOCK: KEYS[1], a stream's hash: sec, seq (its last position), hold
+# (held until that second after a recovery), rid (the server that wrote it), and its key
+# record (core.order_keys.KeyRecord): kid, knext, kfrom. ARGV: 1 UTC offset, 2 cap,
+# 3 count, 4 first sequence of a new second, 5 max lead, 6 clock s ('': TIME), 7 clock us,
+# 8 key id ('': a format that conceals nothing), 9 window start, 10 window end, 11 next
+# key id; the server's identity (added by the runner: SERVER_ID, see redis_scripts).
+# _RESERVE_STEPS: core.order_stream.reserve() up to the grant, shared by both.
 _RESERVE_STEPS: Final = """
-local state = redis.call('HMGET', KEYS[1], 'sec', 'seq', 'hold', 'rid')
+local state = redis.call('HMGET', KEYS[1], 'sec', 'seq', 'hold', 'rid', 'kid', 'knext', 'kfrom')
 if not state[1] then return {4} end
 local second, sequence = tonumber(state[1]), tonumber(state[2])
 if not second or not sequence then return {5} end
-if state[4] ~= ARGV[#ARGV] then return {7} end
-local t = #ARGV > 6 and {ARGV[6], ARGV[7]} or redis.call('TIME')
+if state[4] ~= SERVER_ID then return {7} end
+local last = second
+local t = ARGV[6] ~= '' and {ARGV[6], ARGV[7]} or redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(ARGV[1])
 local now_ms = math.floor(tonumber(t[2]) / 1000)
 if state[3] then
@@ -58,15 +65,47 @@ if sequence >= cap then
 end
 """
 
-# core.order_stream.reserve() on hash KEYS[1] (sec, seq, hold, rid). ARGV: UTC offset, cap,
-# count, first sequence, max lead, [clock s, us], run_id. Returns {1, second, first, count};
-# {2, wait_ms}: full; {3, behind}; {4}: no state; {5}: garbage; {6, wait_ms}: held after a
-# recovery; {7}: another server wrote the state, nothing reserved.
+# core.order_keys.agree() for the second about to be issued in: {8, second} outside the
+# window; {9, second, recorded key id, last second}: another key conceals it. Sets
+# "record" to the fields to write when the record changes.
+_KEY_STEPS: Final = """
+local record = nil
+if ARGV[8] ~= '' then
+  local was = {state[5] or '', state[6] or '', tonumber(state[7]) or 0}
+  local kid, knext, kfrom = was[1], was[2], was[3]
+  local wstart, wend = tonumber(ARGV[9]), tonumber(ARGV[10])
+  if second < wstart or second >= wend then return {8, second} end
+  if knext ~= '' and second >= kfrom then kid, knext, kfrom = knext, '', 0 end
+  if ARGV[8] ~= kid then
+    if kid ~= '' and last >= wstart then return {9, second, kid, last} end
+    kid = ARGV[8]
+  end
+  if ARGV[11] ~= '' then knext, kfrom = ARGV[11], wend end
+  if kid ~= was[1] or knext ~= was[2] or kfrom ~= was[3] then
+    record = {'kid', kid, 'knext', knext, 'kfrom', kfrom}
+  end
+end
+"""
+
+_WRITE: Final = """
+if record then
+  redis.call('HSET', KEYS[1], 'sec', second, 'seq', sequence + granted, unpack(record))
+else
+  redis.call('HSET', KEYS[1], 'sec', second, 'seq', sequence + granted)
+end
+"""
+
+# core.order_stream.reserve(). Returns {1, second, first, count}; {2, wait_ms}: full;
+# {3, behind}; {4}: no state; {5}: garbage; {6, wait_ms}: held after a recovery; {7}:
+# another server wrote the state; {8, ...}, {9, ...}: see _KEY_STEPS (nothing reserved).
 RESERVE: Final = RedisScript(
     _RESERVE_STEPS
     + """
 local granted = math.min(count, cap - sequence)
-redis.call('HSET', KEYS[1], 'sec', second, 'seq', sequence + granted)
+"""
+    + _KEY_STEPS
+    + _WRITE
+    + """
 return {1, second, sequence + 1, granted}
 """,
     server_id=True,
@@ -81,15 +120,19 @@ local granted = 1
 if second == now then
   granted = math.max(1, math.min(count, math.floor((cap - sequence) / SHARE)))
 end
-redis.call('HSET', KEYS[1], 'sec', second, 'seq', sequence + granted)
+""".replace("SHARE", str(BLOCK_SHARE))
+    + _KEY_STEPS
+    + _WRITE
+    + """
 return {1, second, sequence + 1, granted, (second - now) * 1000 + (1000 - now_ms)}
-""".replace("SHARE", str(BLOCK_SHARE)),
+""",
     server_id=True,
 )
 
 # core.order_stream.resume() on hash KEYS[1], on Redis's clock; a resumed stream is held
-# ("hold") until the clock reaches its second. ARGV: database has a number (0/1), its
-# second, sequence, UTC offset, first sequence, force, dry run, [clock], run_id.
+# ("hold") until the clock reaches its second. A state another server wrote loses its key
+# record too (the first reservation after records its key). ARGV: database has a number
+# (0/1), its second, sequence, UTC offset, first sequence, force, dry run, [clock], SERVER_ID.
 # Returns {had_state, before_second, before_sequence, after_second, after_sequence}; {-1}.
 RECOVER: Final = RedisScript(
     """
@@ -97,7 +140,7 @@ local state = redis.call('HMGET', KEYS[1], 'sec', 'seq', 'rid')
 local bs, bq = tonumber(state[1]), tonumber(state[2])
 local had = bs ~= nil and bq ~= nil
 if state[1] and not had then return {-1} end
-local rid = ARGV[#ARGV]
+local rid = SERVER_ID
 local unverified = had and state[3] ~= rid
 local has_db, ds, dq = ARGV[1] == '1', tonumber(ARGV[2]), tonumber(ARGV[3])
 if had and not unverified and ARGV[6] ~= '1'
@@ -116,6 +159,7 @@ if had and (bs > ts or (bs == ts and bq >= tq)) then
   return {1, bs, bq, bs, bq}
 end
 local dry = ARGV[7] == '1'
+if not dry and unverified then redis.call('HDEL', KEYS[1], 'kid', 'knext', 'kfrom') end
 if not dry and ts == now + 1 then
   redis.call('HSET', KEYS[1], 'sec', ts, 'seq', tq, 'hold', ts, 'rid', rid)
 elseif not dry then
@@ -143,7 +187,15 @@ def reserve_outcome(reply: list[int]) -> Outcome | Missing | None:
         return MISSING
     if status == 6:
         return Resuming(reply[1])
+    if status == 8:
+        return OutsideWindow(reply[1])
+    if status == 9:
+        return KeyConflict(reply[1], _text(reply[2]), reply[3])
     return None
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def block_outcome(reply: list[int]) -> Block | Outcome | Missing | None:
@@ -151,6 +203,10 @@ def block_outcome(reply: list[int]) -> Block | Outcome | Missing | None:
     if reply[0] == 1:
         return Block(reply[1], reply[2], reply[3], reply[4])
     return reserve_outcome(reply)
+
+
+_NO_CLOCK: Final = ("", "")
+_PLAIN: Final = ("", "", "", "")
 
 
 def _garbage(key: str) -> OrderNumberError:
@@ -196,13 +252,26 @@ class RedisOrderStore:
     def _run(self, script: RedisScript, key: str, args: tuple[Any, ...]) -> Any:
         return self.redis.run(script, (key,), args)
 
-    def reserve(self, stream: str, args: ReserveArgs) -> Outcome | Missing:
-        key = self.key(stream)
-        argv: tuple[Any, ...] = args
+    def _argv(self, args: ReserveArgs) -> tuple[Any, ...]:
+        """RESERVE's and RESERVE_BLOCK's arguments (see their comment)."""
+        clock: tuple[Any, ...] = _NO_CLOCK
         if self.clock is not None:  # Unix seconds and microseconds, as TIME answers
             now = self.clock()
-            argv = (*args, int(now), int(now % 1 * 1_000_000))
-        outcome = reserve_outcome(self._run(RESERVE, key, argv))
+            clock = (int(now), int(now % 1 * 1_000_000))
+        window = _PLAIN if args.keys is None else args.keys.as_args()
+        return (
+            args.offset,
+            args.cap,
+            args.wanted,
+            args.first_sequence,
+            args.max_lead,
+            *clock,
+            *window,
+        )
+
+    def reserve(self, stream: str, args: ReserveArgs) -> Outcome | Missing:
+        key = self.key(stream)
+        outcome = reserve_outcome(self._run(RESERVE, key, self._argv(args)))
         if outcome is not None:
             return outcome
         raise _garbage(key)
@@ -212,11 +281,7 @@ class RedisOrderStore:
 
     def reserve_block(self, stream: str, args: ReserveArgs) -> Block | Outcome | Missing:
         key = self.key(stream)
-        argv: tuple[Any, ...] = args
-        if self.clock is not None:
-            now = self.clock()
-            argv = (*args, int(now), int(now % 1 * 1_000_000))
-        outcome = block_outcome(self._run(RESERVE_BLOCK, key, argv))
+        outcome = block_outcome(self._run(RESERVE_BLOCK, key, self._argv(args)))
         if outcome is not None:
             return outcome
         raise _garbage(key)
@@ -251,6 +316,13 @@ class RedisOrderStore:
         if second is None or sequence is None:
             return None
         return int(second), int(sequence)
+
+    def keys(self, stream: str) -> KeyRecord | None:
+        key = self.key(stream)
+        kid, knext, kfrom = self.redis.command("hmget", key, ["kid", "knext", "kfrom"], key=key)
+        if not kid:
+            return None
+        return KeyRecord(kid.decode(), (knext or b"").decode(), int(kfrom or 0))
 
     def streams(self) -> list[str]:
         start = f"{{{self.prefix}:order:"

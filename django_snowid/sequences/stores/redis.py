@@ -38,7 +38,8 @@ __all__ = ["RedisSequenceStore"]
 logger = logging.getLogger(__name__)
 
 
-# Draw ARGV[1] values of the hash KEYS[1] at clock ARGV[2], rate window ARGV[3], run_id ARGV[4].
+# Draw ARGV[1] values of the hash KEYS[1] at clock ARGV[2], rate window ARGV[3]; SERVER_ID
+# (ARGV[4], added by the runner) the server's identity.
 # {1, first, max, figures...}: drawn; {0, cur, max, figures...}: no headroom; {-1}: no state;
 # {-2}: garbage; {-3, cur, max}: another server published it, nothing drawn.
 DRAW: Final = RedisScript(
@@ -47,7 +48,7 @@ local h = redis.call('HMGET', KEYS[1], 'cur', 'max', 't', 'n', 'l', 'w', 'wn', '
 if not h[2] then return {-1} end
 local cur, mx = tonumber(h[1]), tonumber(h[2])
 if not cur or not mx then return {-2} end
-if h[9] ~= ARGV[4] then return {-3, cur, mx} end
+if h[9] ~= SERVER_ID then return {-3, cur, mx} end
 local count, now, len = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local t, n, l = tonumber(h[3]) or 0, tonumber(h[4]) or 0, tonumber(h[5]) or 0
 local w, wn, pw = tonumber(h[6]) or 0, tonumber(h[7]) or 0, tonumber(h[8]) or 0
@@ -71,16 +72,16 @@ return {1, last - count + 1, mx, t, n, l, w, wn, pw}
 )
 
 # Publish a committed mark (KEYS[1] hash, KEYS[2] lock; ARGV: token, old mark, new mark,
-# step, run_id) if the lock is still ours. A lost or foreign state restarts at the old mark,
+# step, SERVER_ID) if the lock is still ours. A lost or foreign state restarts at the old mark,
 # never below it. Returns 1: published; 0: the lock is not ours.
 PUBLISH: Final = RedisScript(
     """
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 local h = redis.call('HMGET', KEYS[1], 'max', 'rid', 'cur')
 local mx, before = tonumber(h[1]), tonumber(ARGV[2])
-if not mx or h[2] ~= ARGV[5] then
+if not mx or h[2] ~= SERVER_ID then
   redis.call('DEL', KEYS[1])
-  redis.call('HSET', KEYS[1], 'cur', before, 'max', ARGV[3], 'rid', ARGV[5])
+  redis.call('HSET', KEYS[1], 'cur', before, 'max', ARGV[3], 'rid', SERVER_ID)
 else
   if before > mx and (tonumber(h[3]) or 0) < before then
     redis.call('HSET', KEYS[1], 'cur', before)
@@ -95,12 +96,12 @@ return 1
     reply=bool,
 )
 
-# Take the raise lock KEYS[2] of hash KEYS[1] (ARGV: token, expiry ms, run_id) unless a client
+# Take the raise lock KEYS[2] of hash KEYS[1] (ARGV: token, expiry ms, SERVER_ID) unless a client
 # of this server holds it. Returns {1, lock value, published max}; {0}: held.
 ACQUIRE: Final = RedisScript(
     """
 local held = redis.call('GET', KEYS[2])
-local mine = ARGV[3] .. '/'
+local mine = SERVER_ID .. '/'
 if held and string.sub(held, 1, #mine) == mine then return {0} end
 mine = mine .. ARGV[1]
 redis.call('SET', KEYS[2], mine, 'PX', ARGV[2])

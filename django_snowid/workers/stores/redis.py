@@ -35,24 +35,22 @@ __all__ = ["RedisLeaseStore"]
 #          or expired record proves nothing: a live holder may not have re-asserted its
 #          lease yet.
 #          "server" -> the run_id of the server that last ran a script on this hash.
-# SERVER (both scripts) notes a change of server: a failover, a restart, a slot moved.
+# SERVER (every script) notes a change of server: a failover, a restart, a slot moved
+# (SERVER_ID: the identity of the server the script runs on, see redis_scripts).
 # Acquire. ARGV: pool size, ttl_ms, token, owner, grace_ms (ttl + fencing margin: by then
 # every holder from before the loss has re-asserted its lease or fenced itself), first
 # (the ids tried are first .. first + size - 1), layout, the new holder's horizon_ms
-# (recorded at once if above the previous holders'), run_id (added by the runner).
+# (recorded at once if above the previous holders'), SERVER_ID (added by the runner).
 # Returns {id, the previous holders' horizon_ms or -1}; {-1, live leases} when the pool
 # is full; {-2, id} garbage; {-3, ms, until_ms} when the store lost its records less than
 # grace_ms ago: come back after ms (at until_ms, Redis's clock).
 SERVER = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local server = ARGV[#ARGV]
-if string.sub(server, 1, 8) ~= 'unknown-' then  -- a proxy that hides INFO: no identity
-  local known = redis.call('HGET', KEYS[1], 'server')
-  if known ~= server then
-    redis.call('HSET', KEYS[1], 'server', server)
-    if known then redis.call('HSET', KEYS[1], 'since', now) end
-  end
+local known = redis.call('HGET', KEYS[1], 'server')
+if known ~= SERVER_ID then
+  redis.call('HSET', KEYS[1], 'server', SERVER_ID)
+  if known then redis.call('HSET', KEYS[1], 'since', now) end
 end
 """
 
@@ -91,7 +89,7 @@ return {-1, live}
 )
 
 # Start the wait of a pool a newcomer will lease from: mark it (since) if it is missing, as
-# ACQUIRE would. ARGV: grace_ms, run_id (added by the runner).
+# ACQUIRE would. ARGV: grace_ms, SERVER_ID (added by the runner).
 # Returns {ms left to wait (<= 0: none), until_ms}.
 SETTLE: Final = RedisScript(
     SERVER
@@ -106,7 +104,7 @@ return {since + tonumber(ARGV[1]) - now, since + tonumber(ARGV[1])}
     server_id=True,
 )
 
-# Renew (ARGV: id, token, ttl_ms, horizon_ms, owner, layout, grace_ms, run_id) or release
+# Renew (ARGV: id, token, ttl_ms, horizon_ms, owner, layout, grace_ms, SERVER_ID) or release
 # (ttl_ms = 0). Returns 1 if this token held a lease that had not expired (renewed or
 # released), 2 if the lease's record is gone (the store lost it), or 1 if it is ours but expired
 # less than grace_ms after the store lost its records or changed server (a replica that

@@ -19,11 +19,20 @@ from hypothesis import HealthCheck, example, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from django_snowid.core.order_stream import Reserved
+from django_snowid.core.order_blocks import Block
+from django_snowid.core.order_keys import KeyRecord, KeyWindow
+from django_snowid.core.order_stream import Reserved, reserve_block
 from django_snowid.models import OrderStreamState
 from django_snowid.orders.stores import MISSING, DatabaseOrderStore, RecoverArgs, ReserveArgs
 from django_snowid.orders.stores.database import claim
-from tests.order_cases import NOW, core_reserve, picked, reservations
+from tests.order_cases import (
+    NOW,
+    core_keyed,
+    core_reserve,
+    keyed_reservations,
+    picked,
+    reservations,
+)
 from tests.testapp.models import ShopOrder
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -125,6 +134,55 @@ def test_the_statement_grants_what_core_grants_or_changes_nothing(case, continui
         assert (reserved, _row()) == (expected, state)
     else:
         assert (reserved, _row()) == (None, case["last"])
+
+
+def _record_row() -> KeyRecord:
+    row = OrderStreamState.objects.values_list("key_id", "key_next", "key_next_from").get(
+        name=STREAM
+    )
+    return KeyRecord(row[0] or "", row[1] or "", row[2] or 0)
+
+
+def _as_reserved(outcome: Any) -> Any:
+    if isinstance(outcome, Block):
+        return Reserved(outcome.local_second, outcome.first_sequence, outcome.count)
+    return outcome
+
+
+# A key window whose record needs no decision: the one statement alone reserves.
+_STEADY = KeyWindow("0123456789abcdef", -(2**62), NOW + 60, "fedcba9876543210")
+
+
+@property_settings
+@given(case=keyed_reservations(), block=st.booleans())
+@example(
+    case=picked(-1, 0)
+    | {"record": KeyRecord("0123456789abcdef", "fedcba9876543210", NOW + 60), "window": _STEADY},
+    block=False,
+)
+@example(case=picked(0, 3) | {"record": KeyRecord(), "window": _STEADY}, block=True)
+def test_the_store_agrees_with_core_on_keys(case, block):
+    """With a key window: the outcome, the row and its key record are core's
+    (``order_stream.keyed`` of ``order_keys.agree``), through the statement or the locked
+    path, for a number and for a block."""
+    moment = case["unix"] + (case["micros"] // 1000 + 0.5) / 1000
+    store = DatabaseOrderStore(clock=lambda: moment)
+    _set_row(case["last"])
+    record = case["record"]
+    OrderStreamState.objects.filter(name=STREAM).update(
+        key_id=record.key_id or None,
+        key_next=record.next_id or None,
+        key_next_from=record.next_from or None,
+    )
+    args = _args(case)._replace(keys=case["window"])
+    if block:
+        outcome = _as_reserved(store.reserve_block(STREAM, args))
+        state, record_after, result = core_keyed(case, reserve_block)
+        result = _as_reserved(result)  # a block's time left is the store's clock's
+    else:
+        outcome = store.reserve(STREAM, args)
+        state, record_after, result = core_keyed(case)
+    assert (outcome, _row(), _record_row()) == (result, state, record_after)
 
 
 def test_a_stream_without_a_row_is_missing():

@@ -19,11 +19,27 @@ from hypothesis import HealthCheck, example, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from django_snowid.core.order_stream import resume
+from django_snowid.core.order_keys import KeyRecord, KeyWindow
+from django_snowid.core.order_stream import reserve, reserve_block, resume
 from django_snowid.orders.stores.base import MISSING
-from django_snowid.orders.stores.redis import RECOVER, RESERVE, reserve_outcome
+from django_snowid.orders.stores.redis import (
+    RECOVER,
+    RESERVE,
+    RESERVE_BLOCK,
+    block_outcome,
+    reserve_outcome,
+)
 from django_snowid.stores.redis_scripts import server_id
-from tests.order_cases import NOW, core_reserve, offsets, picked, reservations
+from tests.order_cases import (
+    NOW,
+    core_keyed,
+    core_reserve,
+    keyed_reservations,
+    offsets,
+    picked,
+    reservations,
+    script_argv,
+)
 
 pytestmark = pytest.mark.redis
 
@@ -68,21 +84,56 @@ def _state(client: Any, key: str) -> tuple[int, int] | None:
 @example(case=picked(-2, 7, first_sequence=4))  # a new second, random start
 def test_reserve_script_agrees_with_core(client, case):
     key = _set_state(client, case["last"])
-    reply = RESERVE(
-        client,
-        (key,),
-        (
-            case["offset"],
-            case["cap"],
-            case["count"],
-            case["first_sequence"],
-            case["max_lead"],
-            case["unix"],
-            case["micros"],
-        ),
-    )
+    reply = RESERVE(client, (key,), script_argv(case))
     state, outcome = core_reserve(case)
     assert (reserve_outcome(reply), _state(client, key)) == (outcome, state)
+
+
+def _set_record(client: Any, key: str, record: KeyRecord) -> None:
+    if record.key_id:
+        fields = {"kid": record.key_id, "knext": record.next_id, "kfrom": record.next_from}
+        client.hset(key, mapping=fields)
+
+
+def _record(client: Any, key: str) -> KeyRecord:
+    kid, knext, kfrom = client.hmget(key, ["kid", "knext", "kfrom"])
+    return KeyRecord((kid or b"").decode(), (knext or b"").decode(), int(kfrom or 0))
+
+
+@property_settings
+@given(case=keyed_reservations(), block=st.booleans())
+@example(  # an announced key takes over at its second: the old key is refused
+    case=picked(-1, 0)
+    | {"record": KeyRecord("0123456789abcdef", "fedcba9876543210", NOW - 1)}
+    | {"window": KeyWindow("0123456789abcdef", -(2**62))},
+    block=False,
+)
+def test_the_scripts_agree_with_core_on_keys(client, case, block):
+    """RESERVE and RESERVE_BLOCK with a key window: the outcome, the state and the key
+    record left behind are core's (``order_stream.keyed`` of ``order_keys.agree``)."""
+    key = _set_state(client, case["last"])
+    _set_record(client, key, case["record"])
+    script, read, step = (
+        (RESERVE_BLOCK, block_outcome, reserve_block)
+        if block
+        else (RESERVE, reserve_outcome, reserve)
+    )
+    reply = script(client, (key,), script_argv(case, case["window"]))
+    state, record, outcome = core_keyed(case, step)
+    assert (read(reply), _state(client, key), _record(client, key)) == (outcome, state, record)
+
+
+def test_a_state_another_server_wrote_loses_its_key_record(client):
+    """A failover's replica may hold a record older than the stream's seconds: recovered,
+    the stream records the key of its first reservation after."""
+    key = _set_state(client, (NOW, 5), rid="another-server")
+    _set_record(client, key, KeyRecord("0123456789abcdef", "fedcba9876543210", NOW + 9))
+    RECOVER(client, (key,), (0, 0, 0, 0, 1, 0, 0, NOW))
+    assert _record(client, key) == KeyRecord()
+    window = KeyWindow("fedcba9876543210", NOW - 100)
+    case = picked(0, 0) | {"unix": NOW + 2, "micros": 0}
+    reply = RESERVE(client, (key,), script_argv(case, window))
+    assert reply[0] == 1 and _record(client, key) == KeyRecord("fedcba9876543210")
 
 
 @property_settings
@@ -135,7 +186,7 @@ def test_reserve_issues_nothing_from_a_state_another_server_wrote(client, stampe
     key = _set_state(client, (NOW, 5), rid="another-server")
     if not stamped:
         client.hdel(key, "rid")
-    reply = RESERVE(client, (key,), (0, 10, 1, 1, 5, NOW, 0))
+    reply = RESERVE(client, (key,), (0, 10, 1, 1, 5, NOW, 0, "", "", "", ""))
     assert reply == [7]
     assert reserve_outcome(reply) is MISSING
     assert _state(client, key) == (NOW, 5)
@@ -145,7 +196,7 @@ def test_without_a_clock_argument_the_script_reads_the_redis_clock(client):
     """The clock arguments are optional: left out, the script reads TIME."""
     key = _set_state(client, (0, 0))
     before = int(time.time())
-    reply = RESERVE(client, (key,), (0, 10, 1, 1, 5))
+    reply = RESERVE(client, (key,), (0, 10, 1, 1, 5, "", "", "", "", "", ""))
     after = int(time.time())
     assert reply[0] == 1
     # Redis shares this host's clock: its second lies within the call (a second of slack).
