@@ -12,7 +12,7 @@ MYSQL_EXTRA := $(shell pkg-config --exists libmariadb 2>/dev/null || pkg-config 
 PY312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do "$$p" -c '' 2>/dev/null && { echo "$$p"; break; }; done)
 PYTEST_FLAGS ?= -q
 
-.PHONY: help demo screenshots test typecheck test-sqlite test-postgresql test-mariadb test-isolation test-django42 \
+.PHONY: help demo screenshots test test-stages typecheck test-sqlite test-postgresql test-mariadb test-isolation test-django42 \
         test-django6 bench lint clean docs package
 
 help:
@@ -51,24 +51,48 @@ screenshots: $(BIN)/.installed
 	$(BIN)/python example_project/screenshots.py $(SCREENSHOTS_DIR)
 
 # ------------------------------------------------------------------ tests
+# Tests run side by side (pytest-xdist): the quick ones on XDIST workers, then the load
+# tests (marked slow: several processes, real servers stopped and started) on LOAD_XDIST
+# workers, fewer, so that the processes they start keep the CPU they need. Tests that
+# share something server-wide share an xdist_group and run on one worker. `XDIST=` runs
+# a stage in one process.
+XDIST ?= -n 4 --dist loadgroup
+LOAD_XDIST ?= -n 2 --dist loadgroup
+# The 20 slowest tests of each run; tests/conftest.py names those over 20 s whose
+# docstring does not say why ("Slow: ...").
+DURATIONS ?= --durations=20
+# Each stage's time, printed at the end of `make test`, failed or not (scripts/stage).
+export STAGE_TIMES ?= $(CURDIR)/.stage-times
+STAGE := scripts/stage
+# With this set, Python keeps no bytecode and every pytest worker compiles and rewrites
+# every test module again.
+unexport PYTHONDONTWRITEBYTECODE
+# $(call suite,VENV BIN,STAGE NAME,ENVIRONMENT,MARKS,XDIST): one pytest run, timed.
+suite = $(STAGE) "Django $$($(1)/python -m django --version), $(2)" env $(3) \
+    $(1)/pytest $(PYTEST_FLAGS) -p no:cacheprovider $(5) $(DURATIONS) -m "$(4)"
+
 test: $(BIN)/.installed
-	$(MAKE) --no-print-directory typecheck
-	$(MAKE) --no-print-directory docs package DOCS_VENV=$(VENV)
+	@rm -f $(STAGE_TIMES)
+	@$(MAKE) --no-print-directory test-stages; status=$$?; $(STAGE) --summary; \
+	    if [ $$status -eq 0 ]; then echo "make test: every run passed"; fi; exit $$status
+
+test-stages:
+	$(STAGE) "mypy" $(MAKE) --no-print-directory typecheck
+	$(STAGE) "docs and package" $(MAKE) --no-print-directory docs package DOCS_VENV=$(VENV)
 	$(MAKE) --no-print-directory test-sqlite test-postgresql test-mariadb test-isolation
 	$(MAKE) --no-print-directory test-django42
 	$(MAKE) --no-print-directory test-django6
-	@echo "make test: every run passed"
 
 # The whole suite on SQLite; then the database tests on the two servers.
 test-sqlite: $(BIN)/.installed
-	@echo "=== Django $$($(BIN)/python -m django --version), SQLite: whole suite"
-	$(BIN)/pytest $(PYTEST_FLAGS)
+	$(call suite,$(BIN),SQLite: quick tests,,not slow,$(XDIST))
+	$(call suite,$(BIN),SQLite: load tests,,slow,$(LOAD_XDIST))
 test-postgresql: $(BIN)/.installed
-	@echo "=== Django $$($(BIN)/python -m django --version), PostgreSQL: database tests"
-	SNOWID_TEST_DB=postgresql $(BIN)/pytest $(PYTEST_FLAGS) -m django_db
+	$(call suite,$(BIN),PostgreSQL: quick tests,SNOWID_TEST_DB=postgresql,django_db and not slow,$(XDIST))
+	$(call suite,$(BIN),PostgreSQL: load tests,SNOWID_TEST_DB=postgresql,django_db and slow,$(LOAD_XDIST))
 test-mariadb: $(BIN)/.installed
-	@echo "=== Django $$($(BIN)/python -m django --version), MariaDB: database tests"
-	SNOWID_TEST_DB=mariadb $(BIN)/pytest $(PYTEST_FLAGS) -m django_db
+	$(call suite,$(BIN),MariaDB: quick tests,SNOWID_TEST_DB=mariadb,django_db and not slow,$(XDIST))
+	$(call suite,$(BIN),MariaDB: load tests,SNOWID_TEST_DB=mariadb,django_db and slow,$(LOAD_XDIST))
 
 # The order-number tests again at stricter isolation levels: MariaDB at REPEATABLE READ
 # (its server default), PostgreSQL at SERIALIZABLE. The quick ones only, to keep CI short.
@@ -76,11 +100,10 @@ ORDER_TESTS := tests/orders/test_order_numbers.py tests/orders/test_order_databa
                tests/orders/test_order_concurrency.py tests/management/test_recover_command.py \
                tests/orders/stores/test_database.py
 test-isolation: $(BIN)/.installed
-	@echo "=== MariaDB, REPEATABLE READ; PostgreSQL, SERIALIZABLE: order-number tests"
-	SNOWID_TEST_DB=mariadb SNOWID_TEST_ISOLATION="repeatable read" \
-	    $(BIN)/pytest $(PYTEST_FLAGS) -m "django_db and not slow" $(ORDER_TESTS)
-	SNOWID_TEST_DB=postgresql SNOWID_TEST_ISOLATION=serializable \
-	    $(BIN)/pytest $(PYTEST_FLAGS) -m "django_db and not slow" $(ORDER_TESTS)
+	$(call suite,$(BIN),MariaDB REPEATABLE READ: order-number tests,SNOWID_TEST_DB=mariadb \
+	    SNOWID_TEST_ISOLATION="repeatable read",django_db and not slow,$(XDIST) $(ORDER_TESTS))
+	$(call suite,$(BIN),PostgreSQL SERIALIZABLE: order-number tests,SNOWID_TEST_DB=postgresql \
+	    SNOWID_TEST_ISOLATION=serializable,django_db and not slow,$(XDIST) $(ORDER_TESTS))
 
 # The other Django versions run everything but the multi-process load tests (marked slow),
 # which exercise this app's own algorithms and run above on every database.
@@ -91,9 +114,9 @@ $(VENV)-django42/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)-django42
 	$(VENV)-django42/bin/python -m pip install -q -e ".[test]" "django>=4.2,<5.0"
 	touch $@
-test-django42: $(VENV)-django42/.installed
-	@echo "=== Django $$($(VENV)-django42/bin/python -m django --version), SQLite: all but the load tests"
-	$(VENV)-django42/bin/pytest $(PYTEST_FLAGS) -p no:cacheprovider -m "$(OTHER_DJANGO_MARK)"
+test-django42:
+	$(STAGE) "install Django 4.2" $(MAKE) --no-print-directory $(VENV)-django42/.installed
+	$(call suite,$(VENV)-django42/bin,SQLite: all but the load tests,,$(OTHER_DJANGO_MARK),$(XDIST))
 
 # Django 6.x needs Python 3.12+: run where such an interpreter exists.
 $(VENV)-django6/.installed: pyproject.toml
@@ -105,13 +128,12 @@ test-django6:
 	@echo "=== Django 6.x: SKIPPED, no Python 3.12 interpreter on this machine"
 	@if [ "$$CI" = "true" ]; then echo "CI=true: Django 6.x must be tested"; exit 1; fi
 else
-test-django6: $(VENV)-django6/.installed
-	@echo "=== Django $$($(VENV)-django6/bin/python -m django --version), Python 3.12"
-	$(VENV)-django6/bin/pytest $(PYTEST_FLAGS) -p no:cacheprovider -m "$(OTHER_DJANGO_MARK)"
-	SNOWID_TEST_DB=postgresql $(VENV)-django6/bin/pytest $(PYTEST_FLAGS) -p no:cacheprovider \
-	    -m "django_db and $(OTHER_DJANGO_MARK)"
-	SNOWID_TEST_DB=mariadb $(VENV)-django6/bin/pytest $(PYTEST_FLAGS) -p no:cacheprovider \
-	    -m "django_db and $(OTHER_DJANGO_MARK)"
+D6 := $(VENV)-django6/bin
+test-django6:
+	$(STAGE) "install Django 6 (Python 3.12)" $(MAKE) --no-print-directory $(VENV)-django6/.installed
+	$(call suite,$(D6),SQLite: all but the load tests,,$(OTHER_DJANGO_MARK),$(XDIST))
+	$(call suite,$(D6),PostgreSQL: all but the load tests,SNOWID_TEST_DB=postgresql,django_db and $(OTHER_DJANGO_MARK),$(XDIST))
+	$(call suite,$(D6),MariaDB: all but the load tests,SNOWID_TEST_DB=mariadb,django_db and $(OTHER_DJANGO_MARK),$(XDIST))
 endif
 
 # -------------------------------------------------------------- benchmarks
@@ -151,7 +173,7 @@ typecheck: $(BIN)/.installed
 
 clean:
 	rm -rf $(VENV) $(VENV)-django42 $(VENV)-django6 $(DEMO_VENV) $(DOCS_VENV) \
-	    example_project/db.sqlite3 .pytest_cache docs/_build dist
+	    example_project/db.sqlite3 .pytest_cache docs/_build dist .stage-times
 
 # ------------------------------------------------------------------- docs
 # The documentation site (Sphinx, docs/): strict, a warning fails the build. A virtualenv

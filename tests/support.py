@@ -61,6 +61,14 @@ class FakeClock:
         return datetime.fromtimestamp(self.ns / 10**9, tz=timezone.utc)
 
 
+def scratch_database_name(purpose: str) -> str:
+    """The name of a database a test makes for ``purpose`` on a shared server: the run's
+    database name (``SNOWID_TEST_DB_NAME``) and the pytest-xdist worker's, so that two
+    checkouts or two workers never make the same one."""
+    base = os.environ.get("SNOWID_TEST_DB_NAME", "snowid")
+    return f"{base}_{purpose}{os.environ.get('PYTEST_XDIST_WORKER', '')}"
+
+
 def free_port() -> int:
     import socket
 

@@ -19,7 +19,8 @@ from django.db import models
 from tests.adopt.test_adopt import POPULATE, check_adopted, pairs
 from tests.adopt_project import AdoptProject, backend
 
-pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+# The catalog tests share one adopted project (the module-scoped fixture).
+pytestmark = [pytest.mark.django_db, pytest.mark.slow, pytest.mark.xdist_group("adopt-catalog")]
 
 # What a DBA added over the years.
 DBA = [

@@ -39,6 +39,9 @@ import pytest
 
 from tests.support import ROOT
 
+# The examples share one project (the module-scoped fixture): one worker runs them all.
+pytestmark = pytest.mark.xdist_group("docs-project")
+
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 RUN_LANGUAGES = {"python", "pycon", "console"}
