@@ -82,7 +82,8 @@ def redis_server_command(port: int, workdir: str, *extra: str) -> list[str]:
     return [
         "redis-server",
         *("--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"),
-        *("--dir", workdir, *extra),
+        # A replica syncs at once (Redis waits 5 s by default for other replicas to join).
+        *("--dir", workdir, "--repl-diskless-sync-delay", "0", *extra),
     ]
 
 
