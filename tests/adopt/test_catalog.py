@@ -211,6 +211,7 @@ def test_a_dependent_view_and_a_narrow_relation_of_the_project_are_refused(legac
 
 
 def test_the_online_switch_keeps_the_catalog(legacy):
+    """Slow: the online switch's every step, each command a Django process of its own."""
     plan = legacy.ok("snowid_adopt", "adoptapp.Shelf")
     for column in (
         "LegacyReport.Parent_id  foreign key (database only)  integer -> bigint",
