@@ -12,7 +12,7 @@ MYSQL_EXTRA := $(shell pkg-config --exists libmariadb 2>/dev/null || pkg-config 
 PY312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do "$$p" -c '' 2>/dev/null && { echo "$$p"; break; }; done)
 PYTEST_FLAGS ?= -q
 
-.PHONY: help demo screenshots test test-stages typecheck test-sqlite test-postgresql test-mariadb test-isolation test-django42 \
+.PHONY: help demo screenshots test test-stages test-lane-main test-lane-other-djangos typecheck test-sqlite test-postgresql test-mariadb test-isolation test-django42 \
         test-django6 bench lint clean docs package
 
 help:
@@ -52,12 +52,12 @@ screenshots: $(BIN)/.installed
 
 # ------------------------------------------------------------------ tests
 # Tests run side by side (pytest-xdist): the quick ones on XDIST workers, then the load
-# tests (marked slow: several processes, real servers stopped and started) on LOAD_XDIST
-# workers, fewer, so that the processes they start keep the CPU they need. Tests that
-# share something server-wide share an xdist_group and run on one worker. `XDIST=` runs
-# a stage in one process.
+# tests (marked slow: several processes, real servers stopped and started, mostly waiting)
+# on LOAD_XDIST workers. Tests that share something server-wide or a module's costly
+# fixture share an xdist_group and run on one worker. `XDIST= LOAD_XDIST=` runs each
+# stage in one process.
 XDIST ?= -n 4 --dist loadgroup
-LOAD_XDIST ?= -n 2 --dist loadgroup
+LOAD_XDIST ?= -n 4 --dist loadgroup
 # The 20 slowest tests of each run; tests/conftest.py names those over 20 s whose
 # docstring does not say why ("Slow: ...").
 DURATIONS ?= --durations=20
@@ -71,17 +71,24 @@ unexport PYTHONDONTWRITEBYTECODE
 suite = $(STAGE) "Django $$($(1)/python -m django --version), $(2)" env $(3) \
     $(1)/pytest $(PYTEST_FLAGS) -p no:cacheprovider $(5) $(DURATIONS) -m "$(4)"
 
-test: $(BIN)/.installed
+test:
 	@rm -f $(STAGE_TIMES)
 	@$(MAKE) --no-print-directory test-stages; status=$$?; $(STAGE) --summary; \
 	    if [ $$status -eq 0 ]; then echo "make test: every run passed"; fi; exit $$status
 
+# Two lanes side by side, each a stage at a time: the main Django (.venv) with the load
+# tests, and the other Django versions. The second runs at a lower priority (nice), so that it
+# takes the CPU the first leaves idle while its load tests wait, and never the CPU they
+# measure with. Each lane has test databases of its own.
 test-stages:
+	$(STAGE) "install .venv" $(MAKE) --no-print-directory $(BIN)/.installed
+	STAGE_BUFFER=1 $(MAKE) --no-print-directory -j2 test-lane-main test-lane-other-djangos
+test-lane-main:
 	$(STAGE) "mypy" $(MAKE) --no-print-directory typecheck
 	$(STAGE) "docs and package" $(MAKE) --no-print-directory docs package DOCS_VENV=$(VENV)
-	$(MAKE) --no-print-directory test-sqlite test-postgresql test-mariadb test-isolation
-	$(MAKE) --no-print-directory test-django42
-	$(MAKE) --no-print-directory test-django6
+	$(MAKE) --no-print-directory -j1 test-sqlite test-postgresql test-mariadb test-isolation
+test-lane-other-djangos:
+	nice -n 10 $(MAKE) --no-print-directory -j1 test-django42 test-django6
 
 # The whole suite on SQLite; then the database tests on the two servers.
 test-sqlite: $(BIN)/.installed
@@ -108,6 +115,8 @@ test-isolation: $(BIN)/.installed
 # The other Django versions run everything but the multi-process load tests (marked slow),
 # which exercise this app's own algorithms and run above on every database.
 OTHER_DJANGO_MARK := not slow
+# Their test databases are not the main lane's: the two lanes run side by side.
+OTHER_DB := SNOWID_TEST_DB_NAME=$(or $(SNOWID_TEST_DB_NAME),snowid)_others
 
 # The oldest supported Django, on SQLite.
 $(VENV)-django42/.installed: pyproject.toml
@@ -116,7 +125,7 @@ $(VENV)-django42/.installed: pyproject.toml
 	touch $@
 test-django42:
 	$(STAGE) "install Django 4.2" $(MAKE) --no-print-directory $(VENV)-django42/.installed
-	$(call suite,$(VENV)-django42/bin,SQLite: all but the load tests,,$(OTHER_DJANGO_MARK),$(XDIST))
+	$(call suite,$(VENV)-django42/bin,SQLite: all but the load tests,$(OTHER_DB),$(OTHER_DJANGO_MARK),$(XDIST))
 
 # Django 6.x needs Python 3.12+: run where such an interpreter exists.
 $(VENV)-django6/.installed: pyproject.toml
@@ -131,9 +140,9 @@ else
 D6 := $(VENV)-django6/bin
 test-django6:
 	$(STAGE) "install Django 6 (Python 3.12)" $(MAKE) --no-print-directory $(VENV)-django6/.installed
-	$(call suite,$(D6),SQLite: all but the load tests,,$(OTHER_DJANGO_MARK),$(XDIST))
-	$(call suite,$(D6),PostgreSQL: all but the load tests,SNOWID_TEST_DB=postgresql,django_db and $(OTHER_DJANGO_MARK),$(XDIST))
-	$(call suite,$(D6),MariaDB: all but the load tests,SNOWID_TEST_DB=mariadb,django_db and $(OTHER_DJANGO_MARK),$(XDIST))
+	$(call suite,$(D6),SQLite: all but the load tests,$(OTHER_DB),$(OTHER_DJANGO_MARK),$(XDIST))
+	$(call suite,$(D6),PostgreSQL: all but the load tests,$(OTHER_DB) SNOWID_TEST_DB=postgresql,django_db and $(OTHER_DJANGO_MARK),$(XDIST))
+	$(call suite,$(D6),MariaDB: all but the load tests,$(OTHER_DB) SNOWID_TEST_DB=mariadb,django_db and $(OTHER_DJANGO_MARK),$(XDIST))
 endif
 
 # -------------------------------------------------------------- benchmarks
