@@ -9,7 +9,11 @@ BIN := $(VENV)/bin
 # (Debian: libmariadb-dev). Without them the MariaDB tests are skipped, loudly (failed in CI).
 MYSQL_EXTRA := $(shell pkg-config --exists libmariadb 2>/dev/null || pkg-config --exists mysqlclient 2>/dev/null && echo ,mysql)
 # A Python 3.12 interpreter, if this machine has one, runs the suite on Django 6.x too.
-PY312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do "$$p" -c '' 2>/dev/null && { echo "$$p"; break; }; done)
+# Looked for once: the sub-makes of `make test` inherit it.
+ifeq ($(origin PY312),undefined)
+PY312 := $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do "$$p" -c '' 2>/dev/null && { echo "$$p"; break; }; done)
+endif
+export PY312
 PYTEST_FLAGS ?= -q
 
 .PHONY: help demo screenshots test test-stages test-lane-main test-lane-other-djangos typecheck test-sqlite test-postgresql test-mariadb test-isolation test-django42 \
