@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,29 @@ def test_a_stage_keeps_its_time_and_status_and_the_summary_tells_them(tmp_path):
     assert lines[1].split()[0] == "first" and "FAILED" not in lines[1]
     assert lines[2].split()[0] == "second" and lines[2].endswith("FAILED (exit 3)")
     assert lines[3].startswith("  wall clock, first start to last end")
+
+
+def test_tests_of_one_xdist_group_run_on_one_worker(tmp_path):
+    """make test's runs rely on it (a module's costly fixture, the lock-wait tests)."""
+    for name in ("a", "b"):
+        (tmp_path / f"test_{name}.py").write_text(
+            "import pytest\n\n"
+            "@pytest.mark.xdist_group('together')\n"
+            "@pytest.mark.parametrize('i', range(4))\n"
+            "def test_grouped(i):\n    pass\n\n"
+            "@pytest.mark.parametrize('i', range(4))\n"
+            "def test_free(i):\n    pass\n"
+        )
+    (tmp_path / "none.ini").write_text("[pytest]\n")  # not this project's settings
+    command = [sys.executable, "-m", "pytest", "-p", "no:django", "-p", "no:cacheprovider"]
+    command += ["-n", "2", "--dist", "loadgroup", "-v", "-c", str(tmp_path / "none.ini")]
+    done = subprocess.run(
+        [*command, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    workers = {line.split("]")[0] for line in done.stdout.splitlines() if "test_grouped" in line}
+    assert len(workers) == 1, done.stdout
