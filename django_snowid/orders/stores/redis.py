@@ -33,7 +33,7 @@ __all__ = [
 # 3 count, 4 first sequence of a new second, 5 max lead, 6 clock s ('': TIME), 7 clock us,
 # 8 key id ('': a format that conceals nothing), 9 window start, 10 window end, 11 next
 # key id; the server's identity (added by the runner: SERVER_ID, see redis_scripts).
-# _RESERVE_STEPS: core.order_stream.reserve() up to the grant, shared by both.
+# _RESERVE_STEPS: core.order_stream.held(), then reserve() up to the grant, shared by both.
 _RESERVE_STEPS: Final = """
 local state = redis.call('HMGET', KEYS[1], 'sec', 'seq', 'hold', 'rid', 'kid', 'knext', 'kfrom')
 if not state[1] then return {4} end
