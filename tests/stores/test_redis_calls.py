@@ -20,7 +20,7 @@ pytestmark = pytest.mark.redis
 
 FAMILIES = [pytest.param(f, id=f.label) for f in (ORDERS, LEASES, SEQUENCES)]
 KEY = "{calls-test}:state"
-COUNT = RedisScript("return redis.call('HINCRBY', KEYS[1], 'n', 1)")
+COUNT = RedisScript("return redis.call('HINCRBY', KEYS[1], 'n', 1)", safe_to_retry=True)
 WHERE = "cache alias 'snowid'"  # tests.support.redis_caches
 
 
@@ -141,7 +141,7 @@ def test_a_reply_is_read_by_the_scripts_parser_and_its_errors_pass_through(
     calls_to, throwaway_redis
 ):
     calls = calls_to(throwaway_redis, ORDERS)
-    doubled = RedisScript(COUNT.source, reply=lambda reply: 2 * int(reply))
+    doubled = RedisScript(COUNT.source, safe_to_retry=True, reply=lambda reply: 2 * int(reply))
     assert calls.run(doubled, [KEY]) == 2
     assert calls.run(COUNT, [KEY]) == 2  # no parser: the raw reply
 
@@ -149,13 +149,13 @@ def test_a_reply_is_read_by_the_scripts_parser_and_its_errors_pass_through(
         raise OrderNumberError(f"garbage: {reply!r}")
 
     with pytest.raises(OrderNumberError, match=r"^garbage: 3$"):
-        calls.run(RedisScript(COUNT.source, reply=refuse), [KEY])
+        calls.run(RedisScript(COUNT.source, safe_to_retry=True, reply=refuse), [KEY])
 
     def broken(reply: object) -> int:
         raise ZeroDivisionError
 
     with pytest.raises(ZeroDivisionError):  # not a Redis error: not ours to translate
-        calls.run(RedisScript(COUNT.source, reply=broken), [KEY])
+        calls.run(RedisScript(COUNT.source, safe_to_retry=True, reply=broken), [KEY])
 
 
 def test_a_client_that_cannot_be_made_is_refused(settings):

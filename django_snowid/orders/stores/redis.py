@@ -108,6 +108,7 @@ local granted = math.min(count, cap - sequence)
     + """
 return {1, second, sequence + 1, granted}
 """,
+    safe_to_retry=True,  # run twice: a second range, after the first (a gap)
     server_id=True,
 )
 
@@ -126,6 +127,7 @@ end
     + """
 return {1, second, sequence + 1, granted, (second - now) * 1000 + (1000 - now_ms)}
 """,
+    safe_to_retry=True,  # run twice: a second block, after the first (a gap)
     server_id=True,
 )
 
@@ -169,6 +171,7 @@ end
 if had then return {1, bs, bq, ts, tq} end
 return {0, 0, 0, ts, tq}
 """,
+    safe_to_retry=True,  # run twice: the state it reached is kept (never lowered)
     server_id=True,
 )
 

@@ -67,6 +67,7 @@ local last = redis.call('HINCRBY', KEYS[1], 'cur', count)
 redis.call('HSET', KEYS[1], 't', t, 'n', n, 'l', l, 'w', w, 'wn', wn, 'pw', pw)
 return {1, last - count + 1, mx, t, n, l, w, wn, pw}
 """,
+    safe_to_retry=True,  # run twice: a second range, above the first (a gap)
     server_id=True,
     reply=lambda r: _draw(r),
 )
@@ -92,6 +93,7 @@ redis.call('HSET', KEYS[1], 'step', ARGV[4])
 redis.call('DEL', KEYS[2])
 return 1
 """,
+    safe_to_retry=True,  # run twice: 0, the lock gone; the mark stays published
     server_id=True,
     reply=bool,
 )
@@ -107,15 +109,19 @@ mine = mine .. ARGV[1]
 redis.call('SET', KEYS[2], mine, 'PX', ARGV[2])
 return {1, mine, redis.call('HGET', KEYS[1], 'max')}
 """,
+    safe_to_retry=True,  # run twice: {0}, held (by us, until it expires)
     server_id=True,
     reply=lambda r: _lock(r),
 )
 
 # Release the lock KEYS[1] if it still holds the token ARGV[1].
-RELEASE: Final = RedisScript("""
+RELEASE: Final = RedisScript(
+    """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
-""")
+""",
+    safe_to_retry=True,  # run twice: 0, the lock gone
+)
 
 FIELDS: Final = ("t", "n", "l", "w", "wn", "pw")
 
