@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import threading
@@ -63,6 +64,30 @@ def _drop(server: Any) -> None:
     link = getattr(_local, "links", {}).pop(id(server.connection_pool), None)
     if link is not None and link.pid == os.getpid():
         link.connection.disconnect()
+
+
+class _Direct:
+    """The redis-py client ``server``'s commands, sent once over this thread's link to it:
+    no retries of redis-py's (seconds of them on an outage), an outage answered at once."""
+
+    __slots__ = ("server",)
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        from redis import exceptions as e
+
+        try:
+            connection = _link(self.server).connection
+            connection.send_command(*args, **options)
+            return self.server.parse_response(connection, args[0], **options)
+        except (e.ConnectionError, e.TimeoutError):
+            _drop(self.server)
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return functools.partial(getattr(type(self.server), name), self)
 
 
 #: What a script declared with ``server_id=True`` starts with: ``SERVER_ID``, the
@@ -207,7 +232,6 @@ class _Call:
         elif isinstance(exc, e.RedisClusterException):  # a slot no node serves
             raise RedisUnavailable(f"Redis Cluster cannot serve the call: {exc}") from exc
         elif isinstance(exc, e.ConnectionError | e.TimeoutError):
-            # Broken or timed out: after the script was sent, it may have run.
             if self.sent and not script.safe_to_retry:
                 raise RedisUnavailable(_maybe_ran(script, exc)) from exc
             self._reconnect(exc)
@@ -335,13 +359,13 @@ class RedisScript(Generic[R]):
         if call.asking:
             connection.send_command("ASKING")
             connection.read_response()
-        call.sent = True  # from here on, a lost connection leaves it unknown whether it ran
+        call.sent = True  # a lost connection from here on: it may have run
         connection.send_command("EVALSHA", self.sha, len(keys), *keys, *args, *extra)
         reply = connection.read_response()
         return reply if self.reply is None else self.reply(reply)
 
 
-_WHO: Final = RedisScript("return SERVER_ID", safe_to_retry=True, server_id=True)  # reads
+_WHO: Final = RedisScript("return SERVER_ID", safe_to_retry=True, server_id=True)
 
 _UNAVAILABLE: tuple[type[BaseException], ...] = ()
 _REFUSED: tuple[type[BaseException], ...] = ()
@@ -396,9 +420,12 @@ class RedisCalls:
             raise ours from exc
 
     def command(self, name: str, *args: Any, key: str | None = None, **kwargs: Any) -> Any:
-        """``client.<name>(*args, **kwargs)``; an iterator's items as a list (``scan_iter``)."""
+        """``client.<name>(*args, **kwargs)``, sent once (a cluster's client routes them);
+        an iterator's items as a list (``scan_iter``)."""
         try:
-            reply = getattr(self.client, name)(*args, **kwargs)
+            client = self.client
+            sender = client if _is_cluster(client) else _Direct(client)
+            reply = getattr(sender, name)(*args, **kwargs)
             return list(reply) if isinstance(reply, Iterator) else reply
         except Exception as exc:
             ours = self._ours(exc, key)
