@@ -79,12 +79,26 @@ class _Direct:
         from redis import exceptions as e
 
         try:
-            connection = _link(self.server).connection
+            connection = self._connection()
             connection.send_command(*args, **options)
             return self.server.parse_response(connection, args[0], **options)
         except (e.ConnectionError, e.TimeoutError):
             _drop(self.server)
             raise
+
+    def _connection(self) -> Any:
+        """The link's connection; a new link's if the server closed it (a restart)."""
+        from redis import exceptions as e
+
+        connection = _link(self.server).connection
+        try:
+            stale = connection.can_read()  # unread data, or the end of the stream
+        except (e.ConnectionError, e.TimeoutError, OSError):
+            stale = True
+        if stale:
+            _drop(self.server)
+            connection = _link(self.server).connection
+        return connection
 
     def __getattr__(self, name: str) -> Any:
         return functools.partial(getattr(type(self.server), name), self)

@@ -130,6 +130,16 @@ def test_an_outage_is_answered_at_once_without_redis_py_retries(
         gone.close()
 
 
+def test_a_command_after_a_restart_goes_to_the_new_server(calls_to, throwaway_redis):
+    """A link the server closed (it restarted since) is replaced before a command is sent
+    on it: a restart, unlike an outage, is not answered with an error."""
+    calls = calls_to(throwaway_redis, ORDERS)
+    assert calls.command("hmget", KEY, ["n"], key=KEY) == [None]
+    throwaway_redis.restart()
+    throwaway_redis.client().hset(KEY, "n", 7)
+    assert calls.command("hmget", KEY, ["n"], key=KEY) == [b"7"]
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_a_connection_lost_while_a_script_loads_is_tried_again(family, calls_to, throwaway_redis):
     """A server restarted empty answers NOSCRIPT; if the connection then breaks during
