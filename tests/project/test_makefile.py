@@ -108,5 +108,6 @@ def test_tests_of_one_xdist_group_run_on_one_worker(tmp_path):
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    workers = {line.split("]")[0] for line in done.stdout.splitlines() if "test_grouped" in line}
-    assert len(workers) == 1, done.stdout
+    ran = [line for line in done.stdout.splitlines() if line.startswith("[gw")]
+    workers = {line.split()[0] for line in ran if "test_grouped" in line}
+    assert len(ran) == 16 and len(workers) == 1, done.stdout
