@@ -87,9 +87,9 @@ test:
 # takes the CPU the first leaves idle while its load tests wait, and never the CPU they
 # measure with. Each lane has test databases of its own.
 test-stages:
-	$(STAGE) "install .venv" $(MAKE) --no-print-directory $(BIN)/.installed
 	STAGE_BUFFER=1 $(MAKE) --no-print-directory -j2 test-lane-main test-lane-other-djangos
 test-lane-main:
+	$(STAGE) "install .venv" $(MAKE) --no-print-directory $(BIN)/.installed
 	$(STAGE) "mypy" $(MAKE) --no-print-directory typecheck
 	$(STAGE) "docs and package" $(MAKE) --no-print-directory docs package DOCS_VENV=$(VENV)
 	$(MAKE) --no-print-directory -j1 test-sqlite test-postgresql test-mariadb test-isolation
