@@ -52,8 +52,8 @@ def main() -> None:
     with OwnRedis() as server:
         client = redis.Redis(host="127.0.0.1", port=server.port)
         key = "{bench}:count"
-        ours = RedisScript(SOURCE)
-        ours_with_id = RedisScript(SOURCE, server_id=True)
+        ours = RedisScript(SOURCE, safe_to_retry=True)
+        ours_with_id = RedisScript(SOURCE, safe_to_retry=True, server_id=True)
         theirs = client.register_script(SOURCE)
         theirs_with_id = client.register_script(SOURCE_WITH_RUN_ID)
         calls = {

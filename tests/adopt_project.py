@@ -12,6 +12,8 @@ from typing import Any
 
 from django.conf import settings
 
+from tests.support import scratch_database_name
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -39,7 +41,7 @@ class AdoptProject:
         self.package = f"adopt_migrations_{os.getpid()}_{id(self) % 10_000}"
         target = where / self.package
         shutil.copytree(ROOT / "tests" / "adoptapp" / "migrations", target)
-        self.name = f"{os.environ.get('SNOWID_TEST_DB_NAME', 'snowid')}_adopt"
+        self.name = scratch_database_name("adopt")
         self.env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "tests.adopt_settings",

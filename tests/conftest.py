@@ -98,7 +98,20 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             pytest.exit(f"CI=true and {missing}", returncode=3)
 
 
+# A test that takes longer than this says why in its docstring ("Slow: ..."); the summary
+# names those that do not.
+SLOW_TEST_S = 20.0
+_durations: dict[str, float] = {}
+_says_why: dict[str, bool] = {}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        doc = getattr(getattr(item, "obj", None), "__doc__", None) or ""
+        item.user_properties.append(("says_why_slow", "Slow:" in doc))
+        if item.get_closest_marker("browser"):
+            # One Chromium per module (tests/browser.py): the module's tests on one worker.
+            item.add_marker(pytest.mark.xdist_group(f"browser-{item.path.stem}"))
     for missing, marker in (
         (_unavailable, "django_db"),
         (_redis_unavailable, "redis"),
@@ -112,7 +125,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(skip)
 
 
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + report.duration
+    _says_why[report.nodeid] = dict(report.user_properties).get("says_why_slow", True)
+
+
+def _slow_without_reason(terminalreporter: pytest.TerminalReporter) -> None:
+    unexplained = sorted(
+        (seconds, nodeid)
+        for nodeid, seconds in _durations.items()
+        if seconds > SLOW_TEST_S and not _says_why.get(nodeid, True)
+    )
+    if not unexplained:
+        return
+    terminalreporter.section(f"over {SLOW_TEST_S:.0f} s with no 'Slow:' in the docstring")
+    for seconds, nodeid in reversed(unexplained):
+        terminalreporter.write_line(f"{seconds:7.1f} s  {nodeid}")
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    _slow_without_reason(terminalreporter)
     for missing, what in (
         (_unavailable, "database"),
         (_redis_unavailable, "Redis"),

@@ -18,6 +18,8 @@ TIME_ZONE = "UTC"
 BACKEND = os.environ.get("SNOWID_TEST_DB", "sqlite")
 
 RUN_ID = os.environ.setdefault("SNOWID_TEST_RUN_ID", f"{os.getpid()}-{os.urandom(3).hex()}")
+# pytest-xdist's workers inherit the run id: each adds its own name (gw0, gw1, ...).
+RUN_ID += os.environ.get("PYTEST_XDIST_WORKER", "")
 # Two checkouts testing at once on one server need database names of their own
 # (Django adds "test_" in front).
 DB_NAME = os.environ.get("SNOWID_TEST_DB_NAME", "snowid")

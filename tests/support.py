@@ -61,6 +61,14 @@ class FakeClock:
         return datetime.fromtimestamp(self.ns / 10**9, tz=timezone.utc)
 
 
+def scratch_database_name(purpose: str) -> str:
+    """The name of a database a test makes for ``purpose`` on a shared server: the run's
+    database name (``SNOWID_TEST_DB_NAME``) and the pytest-xdist worker's, so that two
+    checkouts or two workers never make the same one."""
+    base = os.environ.get("SNOWID_TEST_DB_NAME", "snowid")
+    return f"{base}_{purpose}{os.environ.get('PYTEST_XDIST_WORKER', '')}"
+
+
 def free_port() -> int:
     import socket
 
@@ -74,7 +82,8 @@ def redis_server_command(port: int, workdir: str, *extra: str) -> list[str]:
     return [
         "redis-server",
         *("--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"),
-        *("--dir", workdir, *extra),
+        # A replica syncs at once (Redis waits 5 s by default for other replicas to join).
+        *("--dir", workdir, "--repl-diskless-sync-delay", "0", *extra),
     ]
 
 

@@ -1,7 +1,8 @@
-"""The per-stream state machine of order numbers, shared by every store (the Redis store
-runs the same steps in Lua). A state is ``(local_second, sequence)`` of the last number: a
-new second restarts the sequence, the same second continues it up to the cap, and a clock
-behind keeps issuing at most ``max_lead`` seconds ahead of it."""
+"""The per-stream state machine of order numbers, shared by every store: the reference the
+Redis store's Lua and the database store's SQL restate (``tests/order_transitions.py``
+runs the same generated traces through all three). A state is ``(local_second, sequence)``
+of the last number: a new second restarts the sequence, the same second continues it up to
+the cap, and a clock behind keeps issuing at most ``max_lead`` seconds ahead of it."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ __all__ = [
     "Resuming",
     "SecondFull",
     "behind",
+    "held",
     "keyed",
     "reserve",
     "reserve_block",
@@ -104,6 +106,16 @@ def reserve_block(
     granted = grant(cap - sequence, count) if second == now else 1
     ms_left = (second - now) * 1000 + (1000 - now_ms)
     return (second, sequence + granted), Block(second, sequence + 1, granted, ms_left)
+
+
+def held(hold: int | None, now: int, now_ms: int) -> Resuming | None:
+    """What a store that holds a stream it resumed at second ``hold`` (the clock's next
+    one; the Redis store does) answers before reserving at ``now``: :class:`Resuming`
+    while the clock is in the second before; ``None`` once it is not (the hold is then
+    dropped, a clock stepped further back included)."""
+    if hold is not None and now < hold <= now + 1:
+        return Resuming(1000 - now_ms)
+    return None
 
 
 def keyed(

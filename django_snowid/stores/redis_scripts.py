@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import threading
@@ -63,6 +64,44 @@ def _drop(server: Any) -> None:
     link = getattr(_local, "links", {}).pop(id(server.connection_pool), None)
     if link is not None and link.pid == os.getpid():
         link.connection.disconnect()
+
+
+class _Direct:
+    """The redis-py client ``server``'s commands, sent once over this thread's link to it:
+    no retries of redis-py's (seconds of them on an outage), an outage answered at once."""
+
+    __slots__ = ("server",)
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        from redis import exceptions as e
+
+        try:
+            connection = self._connection()
+            connection.send_command(*args, **options)
+            return self.server.parse_response(connection, args[0], **options)
+        except (e.ConnectionError, e.TimeoutError):
+            _drop(self.server)
+            raise
+
+    def _connection(self) -> Any:
+        """The link's connection; a new link's if the server closed it (a restart)."""
+        from redis import exceptions as e
+
+        connection = _link(self.server).connection
+        try:
+            stale = connection.can_read()  # unread data, or the end of the stream
+        except (e.ConnectionError, e.TimeoutError, OSError):
+            stale = True
+        if stale:
+            _drop(self.server)
+            connection = _link(self.server).connection
+        return connection
+
+    def __getattr__(self, name: str) -> Any:
+        return functools.partial(getattr(type(self.server), name), self)
 
 
 #: What a script declared with ``server_id=True`` starts with: ``SERVER_ID``, the
@@ -175,6 +214,7 @@ class _Call:
         "load",
         "loaded",
         "redirects",
+        "sent",
         "server",
         "tries",
     )
@@ -182,7 +222,7 @@ class _Call:
     def __init__(self, client: Any, key: Any) -> None:
         self.client, self.key = client, key
         self.server: Any = None
-        self.asking = self.load = False
+        self.asking = self.load = self.sent = False
         self.loaded: set[int] = set()
         self.failures = self.redirects = self.tries = 0
 
@@ -191,13 +231,13 @@ class _Call:
             self.server = _target(self.client, self.key) if self.key is not None else self.client
         return _link(self.server)
 
-    def handle(self, exc: Exception, sha: str) -> bool:
+    def handle(self, exc: Exception, script: RedisScript[Any]) -> bool:
         """Whether to try again after ``exc``, or :class:`RedisUnavailable`."""
         from redis import exceptions as e
 
         if isinstance(exc, e.NoScriptError):
             if id(self.server) in self.loaded:  # loaded and gone at once: do not loop
-                raise RedisUnavailable(f"Redis keeps forgetting script {sha}.") from None
+                raise RedisUnavailable(f"Redis keeps forgetting script {script.sha}.") from None
             self.load = True
         elif isinstance(exc, e.AskError):  # MOVED is an AskError too
             self._redirect(exc)
@@ -205,8 +245,12 @@ class _Call:
             self._try_again()
         elif isinstance(exc, e.RedisClusterException):  # a slot no node serves
             raise RedisUnavailable(f"Redis Cluster cannot serve the call: {exc}") from exc
-        elif isinstance(exc, e.ConnectionError | e.TimeoutError | e.ClusterDownError):
-            self._reconnect(exc)  # broken, timed out, a cluster down
+        elif isinstance(exc, e.ConnectionError | e.TimeoutError):
+            if self.sent and not script.safe_to_retry:
+                raise RedisUnavailable(_maybe_ran(script, exc)) from exc
+            self._reconnect(exc)
+        elif isinstance(exc, e.ClusterDownError):
+            self._reconnect(exc)  # refused: nothing ran
         elif isinstance(exc, e.ReadOnlyError):
             self._reconnect(exc)  # a demoted primary: its successor is elsewhere
         elif isinstance(exc, e.ResponseError) and str(exc).startswith(_NO_IDENTITY):
@@ -241,7 +285,7 @@ class _Call:
 
     def _reconnect(self, exc: Exception) -> None:
         # One more try on a new connection (a restart, a failover, a slot map changed):
-        # a script run twice may leave a gap, never a repeat.
+        # only a script declared safe_to_retry once it may have run (see RedisScript).
         if self.server is not None:
             _drop(self.server)
         self.loaded.clear()  # the next connection may reach a server restarted empty
@@ -252,25 +296,55 @@ class _Call:
         self.server, self.asking = None, False
 
 
+def _maybe_ran(script: RedisScript[Any], exc: Exception) -> str:
+    return (
+        f"{str(exc).rstrip('.')}; the connection was lost after script {script.sha[:12]} "
+        "was sent, so it may have run, and it is not declared safe to run twice: not retried"
+    )
+
+
 class RedisScript(Generic[R]):
     """A Lua script, called by SHA: ``script(client, keys, args)`` returns its reply, read
-    by ``reply`` when given; ``server_id``: it starts with :data:`IDENTITY_LUA`."""
+    by ``reply`` when given; ``server_id``: it starts with :data:`IDENTITY_LUA`.
+
+    ``safe_to_retry`` (no default: every script says) declares that the script, run twice
+    with the same arguments, may leave a gap (numbers or ids nobody uses) but never hands
+    out anything twice. Only such a script is sent again after a connection lost once it
+    was sent (it may have run); any script is sent again after a failure before that (a
+    connection that would not open, NOSCRIPT, a redirection).
+    """
 
     @overload
     def __init__(
-        self: RedisScript[Any], source: str, *, server_id: bool = False, reply: None = None
+        self: RedisScript[Any],
+        source: str,
+        *,
+        safe_to_retry: bool,
+        server_id: bool = False,
+        reply: None = None,
     ) -> None: ...
 
     @overload
     def __init__(
-        self: RedisScript[R], source: str, *, server_id: bool = False, reply: Callable[[Any], R]
+        self: RedisScript[R],
+        source: str,
+        *,
+        safe_to_retry: bool,
+        server_id: bool = False,
+        reply: Callable[[Any], R],
     ) -> None: ...
 
     def __init__(
-        self, source: str, *, server_id: bool = False, reply: Callable[[Any], R] | None = None
+        self,
+        source: str,
+        *,
+        safe_to_retry: bool,
+        server_id: bool = False,
+        reply: Callable[[Any], R] | None = None,
     ) -> None:
         self.source = IDENTITY_LUA + source if server_id else source
         self.sha = hashlib.sha1(self.source.encode()).hexdigest()
+        self.safe_to_retry = safe_to_retry
         self.server_id = server_id
         self.reply = reply
 
@@ -283,10 +357,11 @@ class RedisScript(Generic[R]):
             try:
                 return self._send(call, keys, args)
             except Exception as exc:
-                if not call.handle(exc, self.sha):
+                if not call.handle(exc, self):
                     raise
 
     def _send(self, call: _Call, keys: Sequence[Any], args: Sequence[Any]) -> R:
+        call.sent = False
         link = call.link()
         connection = link.connection
         if call.load:  # here, not in the NOSCRIPT handler: its broken link is retried
@@ -298,12 +373,13 @@ class RedisScript(Generic[R]):
         if call.asking:
             connection.send_command("ASKING")
             connection.read_response()
+        call.sent = True  # a lost connection from here on: it may have run
         connection.send_command("EVALSHA", self.sha, len(keys), *keys, *args, *extra)
         reply = connection.read_response()
         return reply if self.reply is None else self.reply(reply)
 
 
-_WHO: Final = RedisScript("return SERVER_ID", server_id=True)
+_WHO: Final = RedisScript("return SERVER_ID", safe_to_retry=True, server_id=True)
 
 _UNAVAILABLE: tuple[type[BaseException], ...] = ()
 _REFUSED: tuple[type[BaseException], ...] = ()
@@ -358,9 +434,12 @@ class RedisCalls:
             raise ours from exc
 
     def command(self, name: str, *args: Any, key: str | None = None, **kwargs: Any) -> Any:
-        """``client.<name>(*args, **kwargs)``; an iterator's items as a list (``scan_iter``)."""
+        """``client.<name>(*args, **kwargs)``, sent once (a cluster's client routes them);
+        an iterator's items as a list (``scan_iter``)."""
         try:
-            reply = getattr(self.client, name)(*args, **kwargs)
+            client = self.client
+            sender = client if _is_cluster(client) else _Direct(client)
+            reply = getattr(sender, name)(*args, **kwargs)
             return list(reply) if isinstance(reply, Iterator) else reply
         except Exception as exc:
             ours = self._ours(exc, key)

@@ -214,6 +214,8 @@ while True:
 
 
 def test_killed_at_every_step_and_resumed_under_writes(project):
+    """Slow: the switch is killed at each of its steps in turn and started again, a new
+    Django process each time, while a writer process goes on inserting."""
     if backend() != "postgresql":
         pytest.skip("the online switch is PostgreSQL's")
     project.shell(POPULATE.format(rows=40))

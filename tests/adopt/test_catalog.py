@@ -19,7 +19,8 @@ from django.db import models
 from tests.adopt.test_adopt import POPULATE, check_adopted, pairs
 from tests.adopt_project import AdoptProject, backend
 
-pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+# The catalog tests share one adopted project (the module-scoped fixture).
+pytestmark = [pytest.mark.django_db, pytest.mark.slow, pytest.mark.xdist_group("adopt-catalog")]
 
 # What a DBA added over the years.
 DBA = [
@@ -210,6 +211,7 @@ def test_a_dependent_view_and_a_narrow_relation_of_the_project_are_refused(legac
 
 
 def test_the_online_switch_keeps_the_catalog(legacy):
+    """Slow: the online switch's every step, each command a Django process of its own."""
     plan = legacy.ok("snowid_adopt", "adoptapp.Shelf")
     for column in (
         "LegacyReport.Parent_id  foreign key (database only)  integer -> bigint",

@@ -73,6 +73,9 @@ def older(tmp_path):
 
 
 def test_an_older_project_switches_default_auto_field(older):
+    """An older project's whole journey, each step a ``manage.py`` process of its own.
+
+    Slow: about fifteen commands, each starting Django in a new process."""
     if backend() != "sqlite3":  # the premise: Django's own tables are 32-bit
         types = older.shell(TYPES)
         assert "django_migrations int" in types and "adoptapp_reader_shelves int" in types

@@ -43,8 +43,11 @@ SECOND_NS = 10**9
 def test_worker_lease_passes_while_held_and_fails_once_fenced(source):
     WorkerLease().run()  # no lease yet: the store answers
     django_snowid.next_id()
-    WorkerLease().run()
     lease = lease_of(id_issuer.get_generator())
+    # Renewed just now: the heartbeat (every 0.5 s here) may lag on a busy machine, and
+    # a lease renewed over 0.75 s ago is a warning.
+    lease.record_ahead()
+    WorkerLease().run()
     # Fenced: another holder's token in the record; the next renewal finds it.
     client, key = lease.store.client(), lease.store.key(lease.pool.name)
     owner, _token, rest = client.hget(key, str(lease.worker)).decode().split("|", 2)

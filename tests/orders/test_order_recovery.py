@@ -9,9 +9,11 @@ every save that returned is in the table.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import time
 from collections import Counter
+from collections.abc import Iterator
 from io import StringIO
 from typing import Any
 
@@ -25,6 +27,8 @@ from tests.testapp.models import ShopOrder
 
 PROCESSES = 8
 LOAD_S = 2.5
+#: The fewest disruptions a load goes through: it runs on until they have all happened.
+DISRUPTIONS = 4
 #: What a caller is told to retry: the store was down for a moment, or the database
 #: chose its transaction as a deadlock victim. Nothing was written either way.
 RETRY = (OrderNumberUnavailable, OrderTransactionConflict)
@@ -69,9 +73,12 @@ class SteppedClock:
         return getattr(time, name)
 
 
-def _worker(args: tuple[str, int, float]) -> dict[str, Any]:
-    """Save until the deadline; report every number given, and which ones were written."""
-    mode, process, deadline = args
+_stop: Any = None  # set before the fork: the children inherit it, and save until it is set
+
+
+def _worker(args: tuple[str, int]) -> dict[str, Any]:
+    """Save until ``_stop`` is set; report every number given, and which ones were written."""
+    mode, process = args
     if mode == "stepped":  # the database store on this app server's clock
         from django_snowid.orders.stores import database as stores
 
@@ -84,7 +91,7 @@ def _worker(args: tuple[str, int, float]) -> dict[str, Any]:
     serial = 0
     try:
         with connections["default"].execute_wrapper(_far_database):
-            while time.time() < deadline:
+            while not _stop.is_set():
                 serial += 100
                 try:
                     numbers = _save(mode, process, serial)
@@ -102,14 +109,15 @@ def _worker(args: tuple[str, int, float]) -> dict[str, Any]:
     return {"issued": issued, "committed": committed, "retried": retried, "errors": errors}
 
 
-def _disrupt(disaster: str, server: Any, until: float) -> int:
+def _disrupt(disaster: str, server: Any) -> None:
     """Flush and restart the throwaway Redis every 0.5 s (or run snowid_recover in a
-    loop, with a flush every 0.5 s) until ``until``; returns how many times."""
+    loop, with a flush every 0.5 s) for ``LOAD_S`` and at least ``DISRUPTIONS`` times."""
     count = 0
+    until = time.time() + LOAD_S
     # "restart": a FLUSHALL and a restart every 0.5 s each, a quarter second apart.
     step = 0.25 if disaster == "restart" else 0.5
     next_at = time.time() + step
-    while time.time() < until:
+    while time.time() < until or count < DISRUPTIONS:
         if disaster == "recover":
             call_command("snowid_recover", "testapp.ShopOrder", stdout=StringIO())
         if time.time() >= next_at:
@@ -120,7 +128,6 @@ def _disrupt(disaster: str, server: Any, until: float) -> int:
             count += 1
             next_at += step
         time.sleep(0.01 if disaster == "recover" else 0.02)
-    return count
 
 
 def assert_never_repeated(per_process: list[dict[str, Any]], fmt: Any) -> None:
@@ -163,13 +170,10 @@ def test_no_position_repeats_while_redis_loses_the_stream(
         assert fmt.conceal is concealed
         ShopOrder.objects.create(user_id=0)  # the stream exists before the load starts
         connections.close_all()
-        deadline = time.time() + LOAD_S
-        with context.Pool(PROCESSES) as pool:
-            pending = pool.map_async(_worker, [(mode, p, deadline) for p in range(PROCESSES)])
-            disruptions = _disrupt(disaster, throwaway_redis, deadline)
-            per_process = pending.get(timeout=120)
+        with _load(context, mode) as pending:
+            _disrupt(disaster, throwaway_redis)
+        per_process = pending.get(timeout=120)
     ShopOrder.objects.filter(user_id=0).delete()
-    assert disruptions >= 3
     assert sum(len(r["issued"]) for r in per_process) >= PROCESSES  # the load did run
     assert_never_repeated(per_process, fmt)
 
@@ -181,11 +185,28 @@ def _conceal(concealed: bool) -> dict[str, Any]:
     return {"SNOWID_ORDER_CONCEAL": True, "SNOWID_ORDER_KEY": "order-recovery-test-key-" + "x" * 16}
 
 
+@contextlib.contextmanager
+def _load(context: Any, mode: str) -> Iterator[Any]:
+    """``PROCESSES`` processes saving in ``mode`` until the block ends; the results'
+    AsyncResult."""
+    global _stop
+    _stop = context.Event()
+    pool = context.Pool(PROCESSES)
+    try:
+        pending = pool.map_async(_worker, [(mode, p) for p in range(PROCESSES)])
+        yield pending
+        _stop.set()
+        pending.wait(120)
+    finally:
+        pool.terminate()
+        pool.join()
+
+
 def run_load(mode: str) -> list[dict[str, Any]]:
     connections.close_all()  # children must not share the parent's socket
-    deadline = time.time() + LOAD_S
-    with multiprocessing.get_context("fork").Pool(PROCESSES) as pool:
-        return pool.map(_worker, [(mode, p, deadline) for p in range(PROCESSES)])
+    with _load(multiprocessing.get_context("fork"), mode) as pending:
+        time.sleep(LOAD_S)
+    return pending.get(timeout=0)
 
 
 @pytest.mark.slow

@@ -10,7 +10,10 @@ import sys
 
 import pytest
 
-from tests.support import ROOT
+from tests.support import ROOT, scratch_database_name
+
+# One benchmark at a time: each measures, and some make databases of their own.
+pytestmark = pytest.mark.xdist_group("benchmarks")
 
 
 def figures_found(script: str, out: str) -> dict[str, str]:
@@ -175,7 +178,7 @@ def test_adoption_is_compared_with_the_plain_alter_field():
 
     if not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
         pytest.skip("measures PostgreSQL (SNOWID_TEST_DB=postgresql)")
-    name = f"{os.environ.get('SNOWID_TEST_DB_NAME', 'snowid')}_adopt_bench"
+    name = scratch_database_name("adopt_bench")
     out = run_script(
         "benchmarks/bench_adopt.py",
         "--rows",
@@ -201,7 +204,7 @@ def test_concealed_numbers_are_compared_with_plain_ones():
 
     if not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
         pytest.skip("measures PostgreSQL (SNOWID_TEST_DB=postgresql)")
-    name = f"{os.environ.get('SNOWID_TEST_DB_NAME', 'snowid')}_conceal_bench"
+    name = scratch_database_name("conceal_bench")
     out = run_script(
         "benchmarks/bench_conceal.py",
         "--creates",
@@ -245,7 +248,7 @@ def test_polling_under_load_is_compared_with_drf_and_the_naive_poll():
 
     if not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
         pytest.skip("measures PostgreSQL (SNOWID_TEST_DB=postgresql)")
-    name = f"{os.environ.get('SNOWID_TEST_DB_NAME', 'snowid')}_feed_bench"
+    name = scratch_database_name("feed_bench")
     out = run_script(
         "benchmarks/bench_feed_load.py",
         *("--writers", "2", "--seconds", "1.5", "--longest-transaction", "0.3"),

@@ -39,6 +39,9 @@ import pytest
 
 from tests.support import ROOT
 
+# The examples share one project (the module-scoped fixture): one worker runs them all.
+pytestmark = pytest.mark.xdist_group("docs-project")
+
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 RUN_LANGUAGES = {"python", "pycon", "console"}
@@ -322,6 +325,9 @@ def page_names() -> list[str]:
 @pytest.mark.redis
 @pytest.mark.parametrize("name", page_names())
 def test_the_examples_of_a_page_run(project, name):
+    """Every example of a page runs in the Quick start's project, console ones as commands.
+
+    Slow: a page of commands (the commands reference) starts each in a process of its own."""
     (page,) = [p for p in all_pages() if p.name == name]
     blocks = [
         (b.label, [(b.text, None)] if b.language == "python" else pycon_chunks(b.text))

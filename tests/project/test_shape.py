@@ -21,8 +21,8 @@ MOST_PROSE = 0.146
 MOST_DISPATCH_SITES = 0
 #: Functions over 60 lines, and the share of functions over 40 (from ``def`` to the last
 #: line, nested ones counted apart; django-mysql: 0 and 1.4%). Ceilings that only go down.
-MOST_OVER_60 = 8
-MOST_SHARE_OVER_40 = 0.019
+MOST_OVER_60 = 0
+MOST_SHARE_OVER_40 = 0.004
 
 
 def _sources() -> list[Path]:

@@ -16,7 +16,9 @@ from django.db import OperationalError, connection, connections, transaction
 from django_snowid.exceptions import SequenceLocked
 from django_snowid.sequences import compat, next_value
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Waits for row locks are read from the server (MariaDB's innodb_trx, which the server
+# refreshes at most every 100 ms when read from several connections at once): one worker.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("lock-waits")]
 
 TIMEOUT_S = 60
 

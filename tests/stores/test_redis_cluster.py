@@ -25,7 +25,7 @@ from tests.testapp.models import ShopOrder
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
 
 PROCESSES = 4
-COUNT = RedisScript("return redis.call('INCRBY', KEYS[1], ARGV[1])")
+COUNT = RedisScript("return redis.call('INCRBY', KEYS[1], ARGV[1])", safe_to_retry=True)
 
 
 def test_script_follows_ask_and_moved_and_loads_itself_on_each_node(cluster):
@@ -55,7 +55,9 @@ def test_script_follows_ask_and_moved_and_loads_itself_on_each_node(cluster):
 def test_script_waits_out_tryagain_while_its_keys_are_split_by_a_migration(cluster):
     client = cluster.client()
     keys = ["{snowid-cluster-test}:a", "{snowid-cluster-test}:b"]
-    both = RedisScript("redis.call('INCR', KEYS[1]) return redis.call('INCR', KEYS[2])")
+    both = RedisScript(
+        "redis.call('INCR', KEYS[1]) return redis.call('INCR', KEYS[2])", safe_to_retry=True
+    )
     assert both(client, keys) == 1
     slot = client.keyslot(keys[0])
     source = cluster.owner(slot)

@@ -19,14 +19,16 @@ from tests.redis_topologies import until_after
 pytestmark = [pytest.mark.redis, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 PROCESSES = 4
-TTL_S = 1.5  # renewed every 0.5 s: several renewals on each side of the migration
+# Renewed every 1 s: several renewals on each side of the migration, and room for a
+# heartbeat that a machine busy with other tests delays.
+TTL_S = 3.0
 
 
 def _issue(migrated: Any, results: Any, process: int) -> None:
-    """Issue ids until 2.5 s after the migration (longer than a lease lives unrenewed)."""
+    """Issue ids until a second longer than a lease lives unrenewed after the migration."""
     try:  # the lease is not released: it lives on for the newcomer to respect
         batches, _, errors = until_after(
-            migrated, 2.5, lambda: django_snowid.next_ids(50), pause=0.005
+            migrated, TTL_S + 1, lambda: django_snowid.next_ids(50), pause=0.005
         )
     finally:
         connections.close_all()

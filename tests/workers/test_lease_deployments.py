@@ -19,7 +19,7 @@ from django.db import connection, transaction
 import django_snowid
 from django_snowid.ids import issuer as ids
 from django_snowid.models import WorkerLease
-from tests.support import ROOT, Children
+from tests.support import ROOT, Children, scratch_database_name
 from tests.testapp.models import Product
 from tests.workers.deployments import deployed_process, eight_processes
 
@@ -244,7 +244,7 @@ def test_a_users_test_suites_pass_on_the_defaults(database, tmp_path):
             SHOP_PG_PORT=str(db["PORT"]),
             SHOP_PG_USER=db["USER"],
             SHOP_PG_PASSWORD=db["PASSWORD"],
-            SHOP_PG_NAME=f"{os.environ.get('SNOWID_TEST_DB_NAME', 'snowid')}_shop",
+            SHOP_PG_NAME=scratch_database_name("shop"),
         )
     made = _run(tmp_path, env, "manage.py", "makemigrations", "shopapp", "-v", "0")
     assert made.returncode == 0, made.stderr

@@ -45,6 +45,8 @@ def _issue(stop: Any, results: Any, process: int) -> None:
 
 @pytest.mark.parametrize("kind", FAILOVERS)
 def test_failover_under_four_issuing_processes_shares_no_worker_id(tmp_path, capsys, kind):
+    """Slow: the promotion takes seconds, and the writers go on for half a lease's
+    time-to-live after it, so that their renewals reach the new primary."""
     with (
         failover_topology(kind, str(tmp_path)) as (topology_settings, kill),
         override_settings(

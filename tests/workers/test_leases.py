@@ -30,7 +30,6 @@ from tests.support import (
     Children,
     FakeClock,
     free_port,
-    held_slots,
     redis_caches,
 )
 from tests.testapp.models import Product
@@ -41,7 +40,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 CLASSIC = PRESETS["classic"]
 TWO_BITS = {"time_bits": 41, "node": {"worker": 2}, "sequence_bits": 12}
-TWO_POOL = "node-bits-12-2"  # pools are named after the bits the node occupies
 
 STORES = [
     pytest.param("redis", marks=pytest.mark.redis),
@@ -227,10 +225,11 @@ def test_fork_after_first_use(source):
     assert len(nodes) == 3 and CLASSIC.decode(parent_first[0]).node not in nodes
 
 
-def _hold(args: tuple[str, object]) -> int:
-    source, release = args
+def _hold(args: tuple[str, object, object]) -> int:
+    source, held, release = args
     layout = Layout(41, (NodePart("worker", 2),), 12)
     generator = lease_generator(layout, 0, source)
+    held.release()  # type: ignore[attr-defined]
     release.wait(30)  # type: ignore[attr-defined]
     return generator.node
 
@@ -242,28 +241,15 @@ def test_pool_exhaustion_with_a_two_bit_node(source):
     connections.close_all()
     context = multiprocessing.get_context("fork")
     with context.Manager() as manager:
-        release = manager.Event()
+        held, release = manager.Semaphore(0), manager.Event()
         with context.Pool(4) as pool:
-            holders = pool.map_async(_hold, [(source, release)] * 4)
-            deadline = time.monotonic() + 20  # until the four holders hold their leases
-            while len(_live(source)) < 4 and not holders.ready() and time.monotonic() < deadline:
-                time.sleep(0.05)
+            holders = pool.map_async(_hold, [(source, held, release)] * 4)
+            for _ in range(4):  # each holder says when it holds its lease
+                assert held.acquire(timeout=30), holders.get(0) if holders.ready() else "hung"
             with pytest.raises(WorkerPoolExhausted, match=r"all 4 worker ids are leased \(4 live"):
                 lease_generator(layout, 0, source, heartbeat=False)
             release.set()
             assert sorted(holders.get(30)) == [0, 1, 2, 3]
-
-
-def _live(source: str) -> list[int]:
-    if source == "slot":
-        directory = get_lease_store(source).directory  # type: ignore[attr-defined]
-        held = [name for name in held_slots(directory) if name.startswith(f"{TWO_POOL}.")]
-        return [int(name.split(".")[-2]) for name in held]
-    return [
-        lease.worker
-        for lease in get_lease_store(source).leases(TWO_POOL)
-        if lease.expires_ms > time.time_ns() // 1_000_000
-    ]
 
 
 @pytest.mark.redis

@@ -33,7 +33,7 @@ __all__ = [
 # 3 count, 4 first sequence of a new second, 5 max lead, 6 clock s ('': TIME), 7 clock us,
 # 8 key id ('': a format that conceals nothing), 9 window start, 10 window end, 11 next
 # key id; the server's identity (added by the runner: SERVER_ID, see redis_scripts).
-# _RESERVE_STEPS: core.order_stream.reserve() up to the grant, shared by both.
+# _RESERVE_STEPS: core.order_stream.held(), then reserve() up to the grant, shared by both.
 _RESERVE_STEPS: Final = """
 local state = redis.call('HMGET', KEYS[1], 'sec', 'seq', 'hold', 'rid', 'kid', 'knext', 'kfrom')
 if not state[1] then return {4} end
@@ -108,6 +108,7 @@ local granted = math.min(count, cap - sequence)
     + """
 return {1, second, sequence + 1, granted}
 """,
+    safe_to_retry=True,  # run twice: a second range, after the first (a gap)
     server_id=True,
 )
 
@@ -126,6 +127,7 @@ end
     + """
 return {1, second, sequence + 1, granted, (second - now) * 1000 + (1000 - now_ms)}
 """,
+    safe_to_retry=True,  # run twice: a second block, after the first (a gap)
     server_id=True,
 )
 
@@ -169,6 +171,7 @@ end
 if had then return {1, bs, bq, ts, tq} end
 return {0, 0, 0, ts, tq}
 """,
+    safe_to_retry=True,  # run twice: the state it reached is kept (never lowered)
     server_id=True,
 )
 

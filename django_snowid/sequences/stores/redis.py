@@ -67,6 +67,7 @@ local last = redis.call('HINCRBY', KEYS[1], 'cur', count)
 redis.call('HSET', KEYS[1], 't', t, 'n', n, 'l', l, 'w', w, 'wn', wn, 'pw', pw)
 return {1, last - count + 1, mx, t, n, l, w, wn, pw}
 """,
+    safe_to_retry=True,  # run twice: a second range, above the first (a gap)
     server_id=True,
     reply=lambda r: _draw(r),
 )
@@ -92,6 +93,7 @@ redis.call('HSET', KEYS[1], 'step', ARGV[4])
 redis.call('DEL', KEYS[2])
 return 1
 """,
+    safe_to_retry=True,  # run twice: 0, the lock gone; the mark stays published
     server_id=True,
     reply=bool,
 )
@@ -107,15 +109,19 @@ mine = mine .. ARGV[1]
 redis.call('SET', KEYS[2], mine, 'PX', ARGV[2])
 return {1, mine, redis.call('HGET', KEYS[1], 'max')}
 """,
+    safe_to_retry=True,  # run twice: {0}, held (by us, until it expires)
     server_id=True,
     reply=lambda r: _lock(r),
 )
 
 # Release the lock KEYS[1] if it still holds the token ARGV[1].
-RELEASE: Final = RedisScript("""
+RELEASE: Final = RedisScript(
+    """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
-""")
+""",
+    safe_to_retry=True,  # run twice: 0, the lock gone
+)
 
 FIELDS: Final = ("t", "n", "l", "w", "wn", "pw")
 
@@ -225,10 +231,7 @@ class RedisSequenceStore:
     ) -> range:
         """Draw ``count`` values (of the day of ``now`` for a daily sequence)."""
         if nowait or not spec.plain:
-            self._refuse(spec, nowait)
-            plain = replace(spec, step=1, start=spec.start - spec.step + 1, lift=True)
-            block = self.next_values(plain, count * spec.step, using, now)
-            return block[spec.step - 1 :: spec.step]
+            return self._stepped(spec, count, using, now, nowait)
         if now is None:
             now = self.clock()
         stored = stored_name(spec, now) if spec.daily else spec.name
@@ -238,21 +241,8 @@ class RedisSequenceStore:
         while True:
             draw: Draw = self.redis.run(DRAW, [key], args)
             if draw.outcome is Outcome.DRAWN:
-                first, mark, rates = draw.first, draw.mark, draw.rates
-                headroom = mark - first - count + 1
-                bound = max(
-                    rates.this_second,
-                    rates.last_second,
-                    (rates.in_window + rates.in_previous) / WINDOW_S,
-                )
-                if headroom < bound * LOW_WATER_S + 1 and needs_raise(
-                    headroom, rates.estimate(int(now))
-                ):
-                    try:
-                        self.raise_mark(spec, stored, using, rates=rates, floor=mark)
-                    except SequenceError as exc:
-                        logger.warning("Could not raise the mark of %s ahead: %s", stored, exc)
-                return range(first, first + count)
+                self._raise_ahead(spec, stored, using, draw, count, now)
+                return range(draw.first, draw.first + count)
             if draw.outcome is Outcome.GARBAGE:
                 raise SequenceError(
                     f"The Redis key {key!r} does not hold a sequence (fields cur and max as "
@@ -267,14 +257,45 @@ class RedisSequenceStore:
                 spec, stored, using, rates=rates, floor=floor, need=count, resync=resync
             ):
                 continue
-            if deadline is None:
-                deadline = time.monotonic() + 2 * self.LOCK_TTL_MS / 1000
-            elif time.monotonic() > deadline:
-                raise SequenceUnavailable(
-                    f"The sequence {stored!r} has no headroom left and its mark could not be "
-                    "raised in time (another client holds the raise lock). Nothing was issued."
-                )
-            time.sleep(self.POLL_S)
+            deadline = self._wait_for_the_lock(stored, deadline)
+
+    def _stepped(
+        self, spec: SequenceSpec, count: int, using: str | None, now: float | None, nowait: bool
+    ) -> range:
+        """Every ``spec.step``-th value of a plain draw (or what Redis cannot do, refused)."""
+        self._refuse(spec, nowait)
+        plain = replace(spec, step=1, start=spec.start - spec.step + 1, lift=True)
+        block = self.next_values(plain, count * spec.step, using, now)
+        return block[spec.step - 1 :: spec.step]
+
+    def _raise_ahead(
+        self, spec: SequenceSpec, stored: str, using: str | None, draw: Draw, count: int, now: float
+    ) -> None:
+        """Raise the mark after ``draw`` if its headroom runs low at the rates it read."""
+        rates = draw.rates
+        headroom = draw.mark - draw.first - count + 1
+        bound = max(
+            rates.this_second,
+            rates.last_second,
+            (rates.in_window + rates.in_previous) / WINDOW_S,
+        )
+        if headroom < bound * LOW_WATER_S + 1 and needs_raise(headroom, rates.estimate(int(now))):
+            try:
+                self.raise_mark(spec, stored, using, rates=rates, floor=draw.mark)
+            except SequenceError as exc:
+                logger.warning("Could not raise the mark of %s ahead: %s", stored, exc)
+
+    def _wait_for_the_lock(self, stored: str, deadline: float | None) -> float:
+        """Wait a poll for another client's raise lock, until a deadline (then returned)."""
+        if deadline is None:
+            deadline = time.monotonic() + 2 * self.LOCK_TTL_MS / 1000
+        elif time.monotonic() > deadline:
+            raise SequenceUnavailable(
+                f"The sequence {stored!r} has no headroom left and its mark could not be "
+                "raised in time (another client holds the raise lock). Nothing was issued."
+            )
+        time.sleep(self.POLL_S)
+        return deadline
 
     def raise_mark(
         self,
@@ -302,12 +323,7 @@ class RedisSequenceStore:
         if by is None and published is not None and published > floor:
             self.redis.run(RELEASE, [lock], [token])
             return True
-        step = by or plan_step(
-            rates.estimate(int(self.clock())),
-            min_step=spec.min_step,
-            max_step=spec.max_step,
-            need=need,
-        )
+        step = by or self._step(spec, rates, need)
         try:
             new = resync is Outcome.LOST and not self._has_mark(stored, using)
             if resync and not new:
@@ -317,19 +333,28 @@ class RedisSequenceStore:
             self.redis.run(RELEASE, [lock], [token])
             raise
         done: bool = self.redis.run(PUBLISH, [key, lock], [token, mark - step, mark, step])
+        self._published(stored, done, new, resync, mark - step + 1)
+        return done
+
+    def _step(self, spec: SequenceSpec, rates: Rates, need: int) -> int:
+        """How far to raise the mark at the rates read, at least ``need``."""
+        estimate = rates.estimate(int(self.clock()))
+        return plan_step(estimate, min_step=spec.min_step, max_step=spec.max_step, need=need)
+
+    def _published(
+        self, stored: str, done: bool, new: bool, resync: Outcome | None, first: int
+    ) -> None:
+        """Say that a new sequence started, or that a lost or foreign one resumed."""
         if done and new:
             logger.info(
                 "Sequence started: %r begins at %d in Redis, under its new database mark.",
                 stored,
-                mark - step + 1,
+                first,
             )
         elif done and resync:
             kind = "recoveries" if resync is Outcome.LOST else "failover_resyncs"
             metrics.count(kind, "sequences", self.name)
-            logger.info(
-                "Recovery done: sequence %r resumes at %d, above its mark.", stored, mark - step + 1
-            )
-        return done
+            logger.info("Recovery done: sequence %r resumes at %d, above its mark.", stored, first)
 
     @staticmethod
     def _has_mark(stored: str, using: str | None) -> bool:

@@ -85,6 +85,7 @@ for id = first, first + size - 1 do
 end
 return {-1, live}
 """,
+    safe_to_retry=True,  # run twice: a second id; the first held by no one after its TTL
     server_id=True,
 )
 
@@ -101,6 +102,7 @@ if not since then
 end
 return {since + tonumber(ARGV[1]) - now, since + tonumber(ARGV[1])}
 """,
+    safe_to_retry=True,  # run twice: the same wait (a missing mark is set once)
     server_id=True,
 )
 
@@ -140,6 +142,7 @@ end
 if v then return 1 end
 return 2
 """,
+    safe_to_retry=True,  # run twice: renewed again, or released (then 2: gone)
     server_id=True,
 )
 
