@@ -16,6 +16,9 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
 
 def test_staff_decodes_three_kinds_of_ids(page, live_server, settings, tmp_path):
+    """Staff decode an id, an order number and a legacy value on the decode page.
+
+    Slow: a live server and a real browser, page by page."""
     from playwright.sync_api import expect
 
     settings.SNOWID_ORDER_BACKEND = "database"
@@ -189,6 +192,9 @@ def test_error_headers_are_readable(browser, live_server, scheme, tmp_path):
 
 
 def test_a_thousand_ids_make_a_table_and_export(superuser_page, live_server, tmp_path):
+    """A thousand ids pasted, decoded and exported through the admin in Chromium.
+
+    Slow: a page of a thousand rows rendered, then exported twice, in a real browser."""
     import csv
     import io
     import json

@@ -77,6 +77,9 @@ def test_the_order_changelist_shows_every_column_at_1280_with_the_sidebar(
 def test_a_dozen_decoded_values_fit_at_1280_with_the_sidebar(
     open_page, live_server, settings, tmp_path
 ):
+    """Twelve decoded values fit the page at 1280 px beside the admin's sidebar.
+
+    Slow: a live server and a real browser measuring the rendered page."""
     settings.SNOWID_LAYOUT = "datacenter"
     rows = purchases()
     products = [Product.objects.create(name=f"p{i}") for i in range(3)]
@@ -120,6 +123,9 @@ def test_the_export_buttons_look_like_the_admins_buttons(open_page, live_server)
 def test_the_bit_diagram_names_every_part_in_readable_numbers(
     open_page, live_server, viewport, tmp_path
 ):
+    """The bit diagram names every part of an id with numbers a person reads.
+
+    Slow: a live server and a real browser measuring the rendered page."""
     page = open_page(viewport)
     decode(page, live_server.url, [Product.objects.create(name="tea").pk])
     keep(page, f"bits-{viewport['width']}", tmp_path)

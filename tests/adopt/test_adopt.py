@@ -140,6 +140,9 @@ def test_the_plan_names_every_column_lock_and_estimate(project):
 
 
 def test_execute_keeps_every_id_and_leaves_no_drift(project):
+    """``--execute`` keeps every id and pair, and leaves no migration to make.
+
+    Slow: each command a Django process of its own."""
     project.shell(POPULATE.format(rows=30))
     before = pairs(project)
     out = project.ok("snowid_adopt", "adoptapp.Shelf", "--execute", "--batch-size", "7")
@@ -167,7 +170,9 @@ with connection.cursor() as cursor:
 
 def test_the_plain_migration_follows_every_level_once(project):
     """The plain migration converts the keys to a multi-table child's key too, and leaves
-    each key column one foreign key constraint."""
+    each key column one foreign key constraint.
+
+    Slow: each command a Django process of its own."""
     project.shell(POPULATE.format(rows=10))
     before = pairs(project)
     keys = project.shell(KEYS)
@@ -285,6 +290,9 @@ def subprocess_pipe() -> int:
 
 
 def test_undo_before_the_swap(project):
+    """``--undo`` after a switch killed before its swap: the ids and pairs as they were.
+
+    Slow: each command a Django process of its own."""
     if backend() != "postgresql":
         pytest.skip("the online switch is PostgreSQL's")
     project.shell(POPULATE.format(rows=10))
@@ -378,6 +386,9 @@ with connection.cursor() as c:
 
 @pytest.mark.parametrize("how", [(), ("--plain",)], ids=["online", "plain"])
 def test_a_serial_column_of_an_older_django_is_adopted(project, how):
+    """A serial key (Django before 4.1) is adopted, online and by the plain migration.
+
+    Slow: each command a Django process of its own."""
     if backend() != "postgresql":
         pytest.skip("serial columns are PostgreSQL's")
     project.shell(POPULATE.format(rows=12))

@@ -194,6 +194,9 @@ def deletes_in_the_database(project: AdoptProject) -> None:
 
 
 def test_a_dependent_view_and_a_narrow_relation_of_the_project_are_refused(legacy):
+    """A view on a converted column and a project's 32-bit relation are refused by name.
+
+    Slow: each command a Django process of its own."""
     legacy.sql(["CREATE VIEW shelf_books AS SELECT b.id, b.shelf_id FROM adoptapp_book b"])
     plan = legacy.ok("snowid_adopt", "adoptapp.Shelf")
     assert "Cannot be done yet: The view shelf_books depends on adoptapp_book.shelf_id" in plan
@@ -247,6 +250,9 @@ def test_the_online_switch_keeps_the_catalog(legacy):
 
 
 def test_the_plain_migration_keeps_the_catalog(legacy):
+    """The plain migration leaves the catalog as it was, integer -> bigint aside.
+
+    Slow: each command a Django process of its own."""
     before, rows = catalog(legacy, plain=True), pairs(legacy)
     out = legacy.ok("snowid_adopt", "adoptapp.Shelf", "--execute", "--plain")
     assert "done; ids below" in out
@@ -293,6 +299,9 @@ def mariadb_catalog(project: AdoptProject) -> dict[str, str]:
 
 
 def test_the_plain_migration_keeps_mariadbs_keys(tmp_path):
+    """MariaDB's plain migration keeps every foreign key of the converted columns.
+
+    Slow: a project made and migrated, each command a Django process of its own."""
     if backend() != "mysql":
         pytest.skip("MariaDB/MySQL's foreign keys")
     project = AdoptProject(tmp_path)

@@ -69,6 +69,9 @@ def test_command_rejects_unknown_layout():
 
 
 def test_command_prints_the_valid_ids_and_exits_1_for_the_others_without_a_traceback():
+    """Valid ids are printed among invalid ones; the exit status is 1, with no traceback.
+
+    Slow: the command runs in a Django process of its own."""
     value = get_layout().compose(5000, 3, 1)
     args = ("snowid_decode", "nope", str(value), "--layout", "default", "--skip-checks")
     done = manage_in_subprocess(*args)

@@ -173,7 +173,9 @@ def test_metrics_on_and_off_are_compared():
 @pytest.mark.django_db  # needs the PostgreSQL server (skipped where it is missing)
 def test_adoption_is_compared_with_the_plain_alter_field():
     """A few rows, switched online and by the plain migration under the writer: every
-    invariant holds (the script exits 1 otherwise) and both columns are printed."""
+    invariant holds (the script exits 1 otherwise) and both columns are printed.
+
+    Slow: the benchmark's two switches, each under a writer process."""
     from django.conf import settings
 
     if not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
