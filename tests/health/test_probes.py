@@ -41,13 +41,16 @@ SECOND_NS = 10**9
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("source", ["redis"], indirect=True)
 def test_worker_lease_passes_while_held_and_fails_once_fenced(source):
+    from django_snowid.health.probes import worker_leases
+
+    def failing() -> list[str]:
+        # A heartbeat (every 0.5 s here) late on a busy machine is a warning, not a failure.
+        return [f.message for f in worker_leases() if f.fatal]
+
     WorkerLease().run()  # no lease yet: the store answers
     django_snowid.next_id()
     lease = lease_of(id_issuer.get_generator())
-    # Renewed just now: the heartbeat (every 0.5 s here) may lag on a busy machine, and
-    # a lease renewed over 0.75 s ago is a warning.
-    lease.record_ahead()
-    WorkerLease().run()
+    assert failing() == []
     # Fenced: another holder's token in the record; the next renewal finds it.
     client, key = lease.store.client(), lease.store.key(lease.pool.name)
     owner, _token, rest = client.hget(key, str(lease.worker)).decode().split("|", 2)
@@ -57,7 +60,7 @@ def test_worker_lease_passes_while_held_and_fails_once_fenced(source):
     with pytest.raises(ServiceUnavailable, match=f"worker id {lease.worker} of pool"):
         WorkerLease().run()
     django_snowid.next_id()  # a new lease replaces the lost one
-    WorkerLease().run()
+    assert failing() == []
 
 
 @pytest.mark.redis
