@@ -205,7 +205,9 @@ def test_redis_down_longer_than_the_ttl_fences_then_recovers(throwaway_redis):
     assert ids == sorted(set(ids)), "an id repeated or went down"
 
 
-def _issue_after_fork(_: int) -> list[int]:
+def _issue_after_fork(everyone_forked: object) -> list[int]:
+    # the three tasks meet before issuing: no pool process can take two of them
+    everyone_forked.wait(30)  # type: ignore[attr-defined]
     ids = django_snowid.next_ids(20_000)
     connections.close_all()
     return ids
@@ -216,8 +218,9 @@ def _issue_after_fork(_: int) -> list[int]:
 def test_fork_after_first_use(source):
     parent_first = django_snowid.next_ids(1000)
     connections.close_all()
-    with multiprocessing.get_context("fork").Pool(3) as pool:
-        children = pool.map(_issue_after_fork, range(3))
+    context = multiprocessing.get_context("fork")
+    with context.Manager() as manager, context.Pool(3) as pool:
+        children = pool.map(_issue_after_fork, [manager.Barrier(3)] * 3, chunksize=1)
     parent_after = django_snowid.next_ids(1000)
     everything = parent_first + parent_after + [i for ids in children for i in ids]
     assert len(set(everything)) == len(everything)
