@@ -59,6 +59,34 @@ class BlockIssuer:
             return self._block.local_second, sequence
         return None
 
+    def take_run(
+        self, count: int, offset: int, call: Callable[[int], object]
+    ) -> list[tuple[int, int, int]]:
+        """Under the lock: runs (local second, first sequence, count) of at most ``count``
+        numbers in all, from the held block, then from one block ``call(wanted)`` reserves
+        for the rest and this process's next numbers. Fewer than ``count`` (none): the
+        caller reserves the rest, which comes after them."""
+        with self.lock:
+            runs = [run] if (run := self._take_run(count)) is not None else []
+            left = count - (runs[0][2] if runs else 0)
+            if left:
+                wanted = left + self.wanted(offset)
+                sent = self.monotonic()
+                outcome = call(wanted)
+                if type(outcome) is Block:
+                    second, first = self.hold(outcome, sent)
+                    more = self._take_run(left - 1)
+                    runs.append((second, first, 1 + (more[2] if more is not None else 0)))
+            return runs
+
+    def _take_run(self, count: int) -> tuple[int, int, int] | None:
+        start = self._next
+        end = min(self._end, start + count)
+        if start < end and self.monotonic() < self._deadline:
+            self._next = end
+            return self._block.local_second, start, end - start
+        return None
+
     def reserve(self, offset: int, call: Callable[[int], object]) -> tuple[int, int] | None:
         """Under the lock: a position of a block another thread reserved meanwhile, else
         the first of ``call(wanted)``'s block (``None``: it answered no block)."""

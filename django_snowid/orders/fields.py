@@ -111,7 +111,8 @@ class OrderNumberField(IssuedField, models.BigIntegerField):
         return (self._issuer or self.issuer()).next_number(self._user(instance))
 
     def new_numbers(self, instances: list[models.Model]) -> list[int]:
-        return self.issuer().next_numbers([self._user(obj) for obj in instances])
+        users = [0] * len(instances) if self.shard_from is None else self.shard_sources(instances)
+        return self.issuer().next_numbers(users)
 
     generate = new_number
 

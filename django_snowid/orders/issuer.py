@@ -8,6 +8,7 @@ import random
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from operator import add
 from typing import Any
 
 from .. import inventory, metrics
@@ -179,12 +180,23 @@ class StreamIssuer:
     def next_numbers(self, users: Sequence[int]) -> list[int]:
         """Numbers for the given users, increasing, in as few round trips as possible."""
         shards = [user % self._shards for user in users]
-        reserved = self._reserve(len(shards))
-        if self._blocks is not None and reserved:
+        blocks = self._blocks
+        if blocks is None or not shards or not self._store.holds_blocks():
+            return self._numbers(self._reserve(len(shards)), shards)
+        # From this process's blocks first (most bulks cost no round trip), then the rest.
+        runs = [
+            Reserved(*run)
+            for run in blocks.take_run(len(shards), self._offset(), self._reserve_block)
+        ]
+        if self._metrics:
+            for run in runs:
+                self._count(run.first_sequence, run.count)
+        rest = self._reserve(len(shards) - sum(run.count for run in runs))
+        if rest:
             # Nothing of a block reserved before them may be issued after them.
-            last = reserved[-1]
-            self._blocks.passed((last.local_second, last.first_sequence + last.count - 1))
-        return self._numbers(reserved, shards)
+            last = rest[-1]
+            blocks.passed((last.local_second, last.first_sequence + last.count - 1))
+        return self._numbers(runs + rest, shards)
 
     def _reserve(self, count: int) -> list[Reserved]:
         """Reservations of ``count`` numbers in all, increasing."""
@@ -209,7 +221,8 @@ class StreamIssuer:
             start, second, sequence = len(numbers), outcome.local_second, outcome.first_sequence
             if plain:  # one composition a reservation: the numbers step by the sequence
                 first, step = self._compose(second, sequence, 0), self._seq_factor
-                numbers.extend(first + i * step + shards[start + i] for i in range(outcome.count))
+                steps = range(first, first + outcome.count * step, step)
+                numbers.extend(map(add, steps, shards[start : start + outcome.count]))
             else:
                 numbers.extend(
                     self._compose(second, sequence + i, shards[start + i])

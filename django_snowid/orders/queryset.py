@@ -32,9 +32,11 @@ def _assign(
         return filled
     for field in order_fields(type(objs[0])):
         if only is None or field in only:
-            empty = [obj for obj in objs if getattr(obj, field.attname) is None]
-            for obj, number in zip(empty, field.new_numbers(empty), strict=True):
-                setattr(obj, field.attname, number)
+            attname = field.attname
+            empty = [obj for obj in objs if getattr(obj, attname) is None]
+            if empty:
+                for obj, number in zip(empty, field.new_numbers(empty), strict=True):
+                    setattr(obj, attname, number)
             filled[field] = empty
     return filled
 
@@ -56,6 +58,8 @@ class OrderNumberQuerySet(models.QuerySet):
         attempt = 0
         while True:
             try:
+                if transaction.get_autocommit(self.db):  # bulk_create's own transaction
+                    return super().bulk_create(objs, *args, **kwargs)
                 with transaction.atomic(using=self.db, savepoint=True):
                     return super().bulk_create(objs, *args, **kwargs)
             except (IntegrityError, OperationalError) as exc:

@@ -94,6 +94,18 @@ FIGURES: dict[str, Figure] = {
     "orders.bulk": Figure(
         "bench_orders", rf"^bulk_create\(\), OrderNumberQuerySet \(Redis\)\s+\S+\s+{RATIO}"
     ),
+    "orders.bulk_unique": Figure(
+        "bench_orders", rf"^bulk_create\(\), UNIQUE bigint set in Python\s+\S+\s+{RATIO}"
+    ),
+    "orders.bulk_over_unique": Figure(
+        "bench_orders",
+        rf"^\(the order numbers against the UNIQUE column set in Python: {RATIO}, ",
+    ),
+    "orders.create_over_unique": Figure(
+        "bench_orders",
+        rf"^\(the order number against the same row with its UNIQUE column set in Python: "
+        rf"{RATIO}",
+    ),
     "orders.database_x": Figure(
         "bench_orders", rf"^django-snowid database store, next_number\(\)\s+\S+\s+{RATIO}"
     ),

@@ -176,6 +176,38 @@ def test_a_quiet_process_takes_one_number_a_call_from_its_store(backend, clock):
 
 
 @pytest.mark.django_db(transaction=True)
+def test_bulks_draw_from_the_process_blocks(backend, clock):
+    """Back to back, bulks of 100 take their numbers from this process's blocks: once the
+    blocks have grown, most bulks make no store call; their numbers keep increasing."""
+    clock.ns = (clock.ns // 10**9 + 1) * 10**9 + 100 * MS
+    issuer = _issuer(clock)
+    store = issuer._store
+    calls: list[str] = []
+    for name in ("reserve", "reserve_block"):
+        setattr(store, name, _counted(getattr(store, name), name, calls))
+    fmt = ShopOrder._meta.get_field("number").format
+    positions = []
+    for bulk in range(30):
+        if bulk == 20:
+            calls.clear()  # the blocks have grown
+        positions += [fmt.position(n) for n in issuer.next_numbers(list(range(100)))]
+        clock.advance_ms(1)
+    positions.append(fmt.position(issuer.next_number(7)))
+    assert positions == sorted(set(positions))
+    assert {second for second, _ in positions} == {fmt.local_second(clock.now())}
+    assert len(calls) <= 2, calls  # one store call a bulk before
+    assert store.read(ShopOrder._meta.get_field("number").stream) >= positions[-1]
+
+
+def _counted(method: Any, name: str, calls: list[str]) -> Any:
+    def call(*args: Any) -> Any:
+        calls.append(name)
+        return method(*args)
+
+    return call
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_block_ends_with_its_second(backend, clock):
     """Numbers left in a block when its second ends are abandoned, never issued later."""
     clock.ns = (clock.ns // 10**9 + 1) * 10**9 + 100 * MS

@@ -287,6 +287,14 @@ def test_bad_shard_values_write_nothing(backend, user_id):
     assert ShopOrder.objects.count() == 0
 
 
+@pytest.mark.parametrize("user_id", [None, -1, True, "7", 2.0])
+def test_a_bad_shard_value_in_a_bulk_writes_nothing(backend, user_id):
+    objs = [ShopOrder(user_id=i) for i in range(20)] + [ShopOrder(user_id=user_id)]
+    with pytest.raises(InvalidShardValue, match=r"ShopOrder\.user_id is"):
+        ShopOrder.objects.bulk_create(objs)
+    assert ShopOrder.objects.count() == 0 and all(o.number is None for o in objs)
+
+
 @pytest.mark.redis
 def test_unreachable_redis_writes_nothing():
     with override_settings(
