@@ -343,6 +343,10 @@ def main() -> int:
         ]:
             x, spread = (db[key], spread_of(rounds[key])) if key else (1.0, "")
             print(f"{label:<48} {plain_rate / x:>12,.0f} {x:>8.2f}x  {spread:>11}")
+        print(
+            f"(the order number against the same row with its UNIQUE column set in Python: "
+            f"{db['create_over_unique']:.3f}x, {spread_of(rounds['create_over_unique'], 3)})"
+        )
         title = f"PostgreSQL bulk_create() of {BULK}, time x without"
         print(f"\n{title:<48} {'rows/s':>12} {'time':>9}  {'range':>11}")
         print("-" * 84)
@@ -387,14 +391,17 @@ def main() -> int:
         )
         verdicts.append(
             (
+                "create() <= 1.05x the UNIQUE column set (blocks)",
+                db["create_over_unique"] <= 1.05,
+                f"{db['create_over_unique']:.3f}x ({spread_of(rounds['create_over_unique'], 3)})",
+            )
+        )
+        verdicts.append(
+            (
                 "create() time <= 1.05x without the field (blocks)",
                 db["numbered_x"] <= 1.05,
                 f"{db['numbered_x']:.3f}x",
             )
-        )
-        print(
-            f"(the order number against the same row with its UNIQUE column set in Python: "
-            f"{db['create_over_unique']:.3f}x, {spread_of(rounds['create_over_unique'], 3)})"
         )
         verdicts.append(
             (
