@@ -62,10 +62,8 @@ class BlockIssuer:
     def take_run(
         self, count: int, offset: int, call: Callable[[int], object]
     ) -> list[tuple[int, int, int]]:
-        """Under the lock: runs (local second, first sequence, count) of at most ``count``
-        numbers in all, from the held block, then from one block ``call(wanted)`` reserves
-        for the rest and this process's next numbers. Fewer than ``count`` (none): the
-        caller reserves the rest, which comes after them."""
+        """Runs (local second, first sequence, count) of at most ``count`` numbers: the held
+        block's, then those of a block ``call(wanted)`` reserves (the caller reserves any rest)."""
         with self.lock:
             runs = [run] if (run := self._take_run(count)) is not None else []
             left = count - (runs[0][2] if runs else 0)

@@ -183,7 +183,6 @@ class StreamIssuer:
         blocks = self._blocks
         if blocks is None or not shards or not self._store.holds_blocks():
             return self._numbers(self._reserve(len(shards)), shards)
-        # From this process's blocks first (most bulks cost no round trip), then the rest.
         runs = [
             Reserved(*run)
             for run in blocks.take_run(len(shards), self._offset(), self._reserve_block)

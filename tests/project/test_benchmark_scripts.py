@@ -149,6 +149,12 @@ def test_bulk_create_is_compared_with_its_floor():
     assert all(int(rate.replace(",", "")) > 0 for _, rate in rows), out
     floor = r"bulk_create\(\) of 100 <= 1.05x the UNIQUE column set\s+[\d.]+x \([\d.]+-[\d.]+\)"
     assert re.search(floor, out), out
+    floor = r"create\(\) <= 1.05x the UNIQUE column set \(blocks\)\s+[\d.]+x \([\d.]+-[\d.]+\)"
+    assert re.search(floor, out), out
+    assert re.search(r"waits of the numbered inserts for the next second: \d+, [\d.]+ s", out)
+    assert {"orders.bulk_unique", "orders.bulk_over_unique", "orders.create_over_unique"} <= set(
+        figures_found("bench_orders", out)
+    )
 
 
 @pytest.mark.slow
