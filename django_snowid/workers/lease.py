@@ -90,6 +90,8 @@ class LeaseHolder:
         self._asked = -1  # the horizon asked for when the lease was taken
         self._failing = False  # the last heartbeat failed
         self._heartbeat = Heartbeat(self._beat, self.interval_s)
+        #: A renewal and the release never cross: one in flight would write it again.
+        self._store_lock = threading.RLock()
 
     @property
     def lost(self) -> bool:
@@ -238,15 +240,18 @@ class LeaseHolder:
         expired or was released; record a horizon ahead first if the store's record does
         not cover the tick the generator enters."""
         if self._released:
-            raise WorkerLeaseLost(
-                f"The lease on worker id {self.worker} of pool {self.pool.name!r} was "
-                "released; this generator issues nothing more. Issue through "
-                "django_snowid.next_id(), which takes a new lease."
-            )
+            raise self._released_error()
         if self._lost or self.monotonic() > self._valid_until:
             self._fence()
         if self._tick_now() >= self._recorded:
             self.record_ahead()
+
+    def _released_error(self) -> WorkerLeaseLost:
+        return WorkerLeaseLost(
+            f"The lease on worker id {self.worker} of pool {self.pool.name!r} was "
+            "released; this generator issues nothing more. Issue through "
+            "django_snowid.next_id(), which takes a new lease."
+        )
 
     def _fence(self) -> None:
         if not self._lost:
@@ -299,6 +304,8 @@ class LeaseHolder:
             _unreachable(message)
             raise WorkerIdUnavailable(message) from exc
         metrics.observe(self.store.name, self.monotonic() - sent)
+        if not renewed and self._released:
+            raise self._released_error()
         if not renewed:
             self._taken_by_another = self._not_ours()
             self._fence()
@@ -325,14 +332,18 @@ class LeaseHolder:
         return self.pool.layout.tick_of_ns(self.clock())
 
     def _renew(self, ttl_ms: int, tick: int) -> bool:
-        return self.store.renew(
-            self.pool.name,
-            self.worker,
-            self.token,
-            ttl_ms,
-            self._ms(tick),
-            layout=self.pool.layout.name,
-        )
+        """Renew the lease with the horizon ``tick``; ``False`` once it was released."""
+        with self._store_lock:
+            if self._released:
+                return False
+            return self.store.renew(
+                self.pool.name,
+                self.worker,
+                self.token,
+                ttl_ms,
+                self._ms(tick),
+                layout=self.pool.layout.name,
+            )
 
     def _ms(self, tick: int) -> int:
         """What a store records for ``tick``: the absolute time (Unix ms) it ends, which
@@ -377,6 +388,8 @@ class LeaseHolder:
                     exc,
                     min(self.interval_s, RETRY_S),
                 )
+        if self._released:
+            return None
         if renewed:
             self._failing = False
             self._valid_until = sent + self.ttl_ms / 1000 - self.margin_s
@@ -401,16 +414,19 @@ class LeaseHolder:
         self._heartbeat.stop()
         if os.getpid() != self.pid or self.worker < 0 or self._released:
             return
-        self._released = True  # the generator's guard refuses from now on
-        last = self.resume_tick
-        if self.generator is not None:
-            # The last tick used, counting one a thread is entering (its guard passed
-            # before the line above); from the guard itself, no other thread can be.
-            generator = self.generator
-            last = max(last, generator.last_tick if in_guard else generator.last_tick_entered())
-        # Best effort (at exit the store may be gone): the lease expires by itself.
-        with contextlib.suppress(Exception):
-            self.store.release(self.pool.name, self.worker, self.token, self._ms(last))
+        with self._store_lock:
+            if self._released:
+                return
+            self._released = True  # the generator's guard refuses from now on
+            last = self.resume_tick
+            if self.generator is not None:
+                # The last tick used, counting one a thread is entering (its guard passed
+                # before the line above); from the guard itself, no other thread can be.
+                generator = self.generator
+                last = max(last, generator.last_tick if in_guard else generator.last_tick_entered())
+            # Best effort (at exit the store may be gone): the lease expires by itself.
+            with contextlib.suppress(Exception):
+                self.store.release(self.pool.name, self.worker, self.token, self._ms(last))
         if self in _held:
             _held.remove(self)
 
@@ -448,6 +464,8 @@ def release_all() -> None:
 def _after_fork_in_child() -> None:
     # The parent still holds its leases: the child forgets them (never releases them)
     # and takes its own on first use.
+    for lease in _held:
+        lease._store_lock = threading.RLock()  # a parent's thread may have held it
     _held.clear()
     _waiting.clear()
 

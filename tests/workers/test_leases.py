@@ -6,6 +6,7 @@ import functools
 import multiprocessing
 import os
 import signal
+import threading
 import time
 from datetime import datetime, timezone
 
@@ -22,10 +23,12 @@ from django_snowid.exceptions import (
     WorkerPoolExhausted,
 )
 from django_snowid.ids import issuer as process_ids
+from django_snowid.workers.lease import LeaseHolder
 from django_snowid.workers.leased import lease_generator
 from django_snowid.workers.pool import pool_for
 from django_snowid.workers.stores import get_lease_store
 from tests.support import (
+    LEASE_TTL_S,
     MS,
     Children,
     FakeClock,
@@ -354,3 +357,36 @@ def test_unreachable_database_at_lease_time_and_for_order_numbers():
     finally:
         connection.close()
         connection.settings_dict.update(saved)
+
+
+@pytest.mark.parametrize("source", STORES, indirect=True)
+def test_a_renewal_in_flight_never_writes_a_released_lease_again(source):
+    """A heartbeat renewing while the process releases its lease (a graceful stop): the
+    release waits for the renewal, so the store holds no live lease of it afterwards."""
+    store = get_lease_store(source)
+    holder = LeaseHolder(store, pool_for(CLASSIC, 0), ttl_s=LEASE_TTL_S).acquire()
+    renewing, released = threading.Event(), threading.Event()
+    renew, release = store.renew, store.release
+
+    def slow_renew(*args: object, **kwargs: object) -> bool:
+        renewing.set()
+        released.wait(0.5)  # on the old code the release lands meanwhile
+        return renew(*args, **kwargs)
+
+    def noted_release(*args: object, **kwargs: object) -> None:
+        release(*args, **kwargs)
+        released.set()
+
+    store.renew, store.release = slow_renew, noted_release  # type: ignore[method-assign]
+    try:
+        beat = threading.Thread(target=holder._beat)
+        beat.start()
+        assert renewing.wait(5)
+        holder.release()
+        beat.join()
+    finally:
+        store.renew, store.release = renew, release  # type: ignore[method-assign]
+    now_ms = time.time_ns() // 1_000_000
+    mine = [lease for lease in store.leases(holder.pool.name) if lease.worker == holder.worker]
+    assert not [lease for lease in mine if lease.live(now_ms)], mine
+    assert holder.released and not holder.lost
