@@ -101,13 +101,13 @@ class StreamIssuer:
             if position is None and self._store.holds_blocks():
                 position = blocks.reserve(self._offset(), self._reserve_block)
                 if position is None:  # the store answered anything else than a block
-                    return self.next_numbers([user])[0]
+                    return self._exact([shard])[0]
             if position is not None:
                 return self._issue_one(position[0], position[1], shard)
             # A store that holds no block now (a transaction): one number, as without blocks.
         outcome = self._call(self._store.reserve, self._one or self._args(1))
         if type(outcome) is not Reserved:
-            return self.next_numbers([user])[0]
+            return self._exact([shard])[0]
         if blocks is not None:
             # Nothing of a block reserved before this number may come after it.
             blocks.passed((outcome.local_second, outcome.first_sequence))
@@ -182,7 +182,7 @@ class StreamIssuer:
         shards = [user % self._shards for user in users]
         blocks = self._blocks
         if blocks is None or not shards or not self._store.holds_blocks():
-            return self._numbers(self._reserve(len(shards)), shards)
+            return self._exact(shards)
         runs = [
             Reserved(*run)
             for run in blocks.take_run(len(shards), self._offset(), self._reserve_block)
@@ -190,12 +190,17 @@ class StreamIssuer:
         if self._metrics:
             for run in runs:
                 self._count(run.first_sequence, run.count)
-        rest = self._reserve(len(shards) - sum(run.count for run in runs))
-        if rest:
+        taken = sum(run.count for run in runs)
+        return self._numbers(runs, shards) + self._exact(shards[taken:])
+
+    def _exact(self, shards: list[int]) -> list[int]:
+        """Numbers for ``shards`` reserved apart from any block, which they come after."""
+        reserved = self._reserve(len(shards))
+        if self._blocks is not None and reserved:
             # Nothing of a block reserved before them may be issued after them.
-            last = rest[-1]
-            blocks.passed((last.local_second, last.first_sequence + last.count - 1))
-        return self._numbers(runs + rest, shards)
+            last = reserved[-1]
+            self._blocks.passed((last.local_second, last.first_sequence + last.count - 1))
+        return self._numbers(reserved, shards)
 
     def _reserve(self, count: int) -> list[Reserved]:
         """Reservations of ``count`` numbers in all, increasing."""

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import redis
 from django.conf import settings
+from django.db import transaction
 from django.test import override_settings
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
@@ -343,4 +344,20 @@ def test_numbers_after_a_bulk_reservation_come_after_it(backend, clock, settings
     assert issuer._store.read(field.stream) > singles[-1]  # a block with numbers left
     bulk = [field.format.position(n) for n in issuer.next_numbers([1] * 20)]
     after = [field.format.position(issuer.next_number(1)) for _ in range(5)]
+    assert min(after) > max(bulk) > max(singles), (singles[-1], bulk, after)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_bulk_in_a_transaction_comes_after_the_block_held_before(clock, database_orders):
+    """The database store holds no block inside a transaction: a bulk there reserves its
+    numbers apart, and the block the process held from before must not be handed out
+    after them."""
+    clock.ns = (clock.ns // 10**9 + 1) * 10**9 + 100 * MS
+    issuer = _issuer(clock)
+    fmt = ShopOrder._meta.get_field("number").format
+    singles = [fmt.position(issuer.next_number(1)) for _ in range(40)]
+    assert issuer._store.read(ShopOrder._meta.get_field("number").stream) > singles[-1]
+    with transaction.atomic():
+        bulk = [fmt.position(n) for n in issuer.next_numbers([1] * 20)]
+    after = [fmt.position(issuer.next_number(1)) for _ in range(5)]
     assert min(after) > max(bulk) > max(singles), (singles[-1], bulk, after)
