@@ -15,8 +15,10 @@ are timed against the same calls on the same table without it, interleaved in on
 second of the default format, whose waits for the next second are its limit, not the
 cost of the code; the run prints how many waits there were):
 the ratios compare across versions of the code where absolute speeds do not. Their floor:
-the same calls on a table whose UNIQUE bigint column is set in Python (the index's cost,
-no number drawn). The ``bulk_create()`` ratios are taken ``--bulk-rounds`` times (default
+the same calls on a table whose UNIQUE bigint column is set in Python to values shaped
+like the numbers, made before the timing (the column's and the index's cost, no number
+drawn: 19-digit values with a shard in the low bits cost PostgreSQL and psycopg more than
+small consecutive ones). The ``bulk_create()`` ratios are taken ``--bulk-rounds`` times (default
 7): their median and range show how much of a miss is noise.
 """
 
@@ -31,7 +33,8 @@ import socket
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -165,6 +168,16 @@ def count_waits(issuer, results: dict[str, list[float]]) -> None:
     issuer.sleep = counted
 
 
+def shaped_like_numbers(fmt, count: int) -> Iterator[int]:
+    """``count`` increasing values shaped like ``fmt``'s numbers (this second's stem, the
+    shards of users 0..BULK-1 in turn), made before the timing: the baseline's UNIQUE column
+    stores what the field stores (19 digits, a shard in the low bits), drawn from no store."""
+    second, cap, shards = fmt.local_second(datetime.now(UTC)), fmt.max_sequence, fmt.shard_count
+    return iter(
+        [fmt.compose(second + i // cap, 1 + i % cap, i % BULK % shards) for i in range(count)]
+    )
+
+
 def database_part(
     creates: int, repeat: int, bulk_rounds: int, raw: RawEvalsha
 ) -> dict[str, list[float]]:
@@ -206,7 +219,11 @@ def database_part(
                 [WideNumberedOrder(user_id=u) for u in range(BULK)]
             )
 
-        unique_numbers = itertools.count(1)
+        bulks = max(creates // 20, 10)  # a round of 3 x 150 bulks takes about 1 s
+        unique_numbers = shaped_like_numbers(
+            WideNumberedOrder._meta.get_field("number").format,
+            creates * repeat + bulk_rounds * bulks * BULK,
+        )
 
         def unique_bulk(i: int) -> None:
             UniqueColumnOrder.objects.bulk_create(
@@ -232,7 +249,6 @@ def database_part(
             results.setdefault("floor_x", []).append(plain / floor)
             results.setdefault("numbered_x", []).append(plain / numbered)
             results.setdefault("create_over_unique", []).append(unique / numbered)
-        bulks = max(creates // 20, 10)  # a round of 3 x 150 bulks takes about 1 s
         for _ in range(bulk_rounds):
             plain_b, unique_b, numbered_b = interleaved_rates(
                 [plain_bulk, unique_bulk, numbered_bulk], bulks, chunk=5

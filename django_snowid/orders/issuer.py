@@ -190,8 +190,10 @@ class StreamIssuer:
         if self._metrics:
             for run in runs:
                 self._count(run.first_sequence, run.count)
-        taken = sum(run.count for run in runs)
-        return self._numbers(runs, shards) + self._exact(shards[taken:])
+        numbers = self._numbers(runs, shards)
+        if len(numbers) < len(shards):  # the rest, reserved apart
+            numbers += self._exact(shards[len(numbers) :])
+        return numbers
 
     def _exact(self, shards: list[int]) -> list[int]:
         """Numbers for ``shards`` reserved apart from any block, which they come after."""
