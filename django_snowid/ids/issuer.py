@@ -29,7 +29,7 @@ __all__ = ["decode", "get_generator", "next_id", "next_ids", "reset"]
 logger = logging.getLogger(__name__)
 
 _lock = threading.Lock()
-_generators: dict[str, SnowflakeGenerator] = {}
+_generators: metrics.Registry[str, SnowflakeGenerator] = metrics.Registry()
 # The worker-id source each generator was made with: the ``store`` label of its ids.
 _sources: dict[str, str] = {}
 # Node values this process's generators used, and those its parent had used.
@@ -104,10 +104,10 @@ class _Reporter(Reporter):
         )
 
 
-def _issued() -> Iterator[tuple[str, tuple[str, ...], int]]:
-    """The ids this process's live generators issued, by layout and source (metrics)."""
+def _issued() -> Iterator[tuple[str, tuple[str, ...], metrics.Reader]]:
+    """Readers of the ids this process's live generators issued, by layout and source."""
     for key, generator in list(_generators.items()):
-        yield "ids_issued", (key, _sources.get(key, "")), generator.issued()
+        yield "ids_issued", (key, _sources.get(key, "")), generator.issued
 
 
 metrics.register(live=_issued)

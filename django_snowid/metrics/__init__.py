@@ -8,23 +8,28 @@ low-cardinality: never an id or a number.
 from __future__ import annotations
 
 import bisect
+import itertools
 import logging
 import os
 import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 __all__ = [
     "LATENCY_BUCKETS",
     "Histogram",
+    "Registry",
     "busiest_fill",
     "count",
     "counts",
+    "generation",
     "keep_observations",
     "latency",
     "multiprocess_dir",
     "observe",
+    "readers",
     "refused",
     "register",
     "reset",
@@ -54,11 +59,73 @@ LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
 _lock = threading.Lock()
 _counts: defaultdict[tuple[str, tuple[str, ...]], int] = defaultdict(int)
 
+_changes = itertools.count(1)
+_generation = 0
+
+
+def _changed() -> None:
+    # Each change writes a value never written before (next() is atomic), after its data:
+    # a reader that saw the generation before a change sees another one after it.
+    global _generation
+    _generation = next(_changes)
+
+
+def generation() -> int:
+    """A value that changes whenever :func:`count` adds or a :class:`Registry` changes:
+    while it stays, the readers :data:`Live` sources yield and the counts stay the same."""
+    return _generation
+
 
 def count(name: str, *labels: str, by: int = 1) -> None:
     """Add ``by`` to counter ``name`` (a key of :data:`COUNTERS`) with these label values."""
     with _lock:
         _counts[(name, labels)] += by
+    _changed()
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Registry(dict[K, V]):
+    """A dict of the objects that count themselves (issuers, tallies, generators), whose
+    every change moves :func:`generation`."""
+
+    def __setitem__(self, key: K, value: V) -> None:
+        super().__setitem__(key, value)
+        _changed()
+
+    def __delitem__(self, key: K) -> None:
+        super().__delitem__(key)
+        _changed()
+
+    def setdefault(self, key: K, default: Any = None) -> V:
+        value = super().setdefault(key, default)
+        _changed()
+        return value
+
+    def pop(self, key: K, *default: Any) -> Any:
+        value = super().pop(key, *default)
+        _changed()
+        return value
+
+    def popitem(self) -> tuple[K, V]:
+        item = super().popitem()
+        _changed()
+        return item
+
+    def clear(self) -> None:
+        super().clear()
+        _changed()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        super().update(*args, **kwargs)
+        _changed()
+
+    def __ior__(self, other: Any) -> Any:  # type: ignore[misc]
+        result = super().__ior__(other)
+        _changed()
+        return result
 
 
 #: A refusal of a kind (part, cause) is logged at most once in this many seconds.
@@ -133,6 +200,8 @@ def keep_observations() -> None:
 
 def take_observations() -> list[tuple[str, float]]:
     """The renewals observed since the previous call, as (store, seconds)."""
+    if not _unwritten:  # the common case, without the lock: one appended meanwhile is next
+        return []
     with _lock:
         if not _unwritten:
             return []
@@ -154,8 +223,11 @@ def latency() -> dict[str, tuple[list[tuple[str, int]], float]]:
         return {store: (h.cumulative(), h.sum) for store, h in _latency.items()}
 
 
-#: Callables yielding (counter name, label values, count so far), added at scrape time.
-Live = Callable[[], Iterator[tuple[str, tuple[str, ...], int]]]
+#: Reads a count an object keeps itself (an issuer's, a tally's) when called.
+Reader = Callable[[], int]
+#: Callables yielding (counter name, label values, reader) for each object of a
+#: :class:`Registry`; the counts they read are added to :func:`counts` at scrape time.
+Live = Callable[[], Iterator[tuple[str, tuple[str, ...], Reader]]]
 _live: list[Live] = []
 
 #: Callables yielding (stream, fraction of a second's cap used at most since the last read).
@@ -169,14 +241,20 @@ def register(*, live: Live | None = None, fill: Fill | None = None) -> None:
         _live.append(live)
     if fill is not None:
         _fill.append(fill)
+    _changed()
+
+
+def readers() -> Iterator[tuple[str, tuple[str, ...], Reader]]:
+    """(counter name, label values, reader) of every object that counts itself."""
+    for source in _live:
+        yield from source()
 
 
 def totals() -> dict[tuple[str, tuple[str, ...]], int]:
     """Every counter: the counts plus what live objects counted themselves."""
     result = counts()
-    for source in _live:
-        for name, labels, value in source():
-            result[(name, labels)] = result.get((name, labels), 0) + value
+    for name, labels, read in readers():
+        result[(name, labels)] = result.get((name, labels), 0) + read()
     return result
 
 
@@ -193,6 +271,7 @@ def reset() -> None:
         _logged.clear()
         if _unwritten is not None:
             _unwritten.clear()
+    _changed()
 
 
 def _after_fork_in_child() -> None:
@@ -204,6 +283,7 @@ def _after_fork_in_child() -> None:
     _latency.clear()
     if _unwritten is not None:
         _unwritten.clear()
+    _changed()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

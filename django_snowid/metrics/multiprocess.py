@@ -33,6 +33,24 @@ FLUSH_EVERY_S = 5.0
 FILL_WINDOW_S = 60.0
 
 
+class _Slot:
+    """One counter of a flusher: the counts it had when planned (``base``), a reader of
+    what objects count themselves, what was written so far and prometheus_client's child."""
+
+    __slots__ = ("base", "child", "key", "read", "written")
+
+    def __init__(
+        self,
+        key: tuple[str, tuple[str, ...]],
+        base: int,
+        read: metrics.Reader,
+        before: _Slot | None,
+    ) -> None:
+        self.key, self.base, self.read = key, base, read
+        self.written: int = 0 if before is None else before.written
+        self.child: Any = None if before is None else before.child
+
+
 class Flusher:
     """Writes this process's counts since the previous flush into prometheus_client's metrics."""
 
@@ -44,8 +62,6 @@ class Flusher:
     ) -> None:
         self.clock = clock
         self._lock = threading.Lock()
-        self._written: dict[tuple[str, tuple[str, ...]], int] = {}
-        self._children: dict[tuple[str, tuple[str, ...]], Any] = {}  # each counter's labels
         self._fills: deque[tuple[float, float]] = deque()
         self._counters = {
             name: Counter(f"snowid_{name}", DESCRIPTIONS[name], labels, registry=registry)
@@ -74,24 +90,50 @@ class Flusher:
         )
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self._generation = -1  # never a generation: the first flush plans
+        self._slots: list[_Slot] = []
+        self._live: list[_Slot] = []  # the slots read at each flush
         metrics.keep_observations()
         _flushers.add(self)
 
     def flush(self, *, gauges: bool = False) -> None:
         with self._lock:
-            for key, value in metrics.totals().items():
-                written = self._written.get(key, 0)
-                if value > written:
-                    child = self._children.get(key)
-                    if child is None:
-                        child = self._children[key] = self._counters[key[0]].labels(*key[1])
-                    child.inc(value - written)
-                if value != written:  # below: a count that started again (never here)
-                    self._written[key] = value
+            if self._generation != metrics.generation():
+                self._plan()
+            for slot in self._live:
+                value = slot.base + slot.read()
+                if value != slot.written:
+                    self._write(slot, value)
             for store, seconds in metrics.take_observations():
                 self._renewals.labels(store).observe(seconds)
             if gauges:
                 self._set_gauges()
+
+    def _plan(self) -> None:
+        """What each flush reads: per counter, the counts so far and one reader of what
+        objects count themselves; planned again when :func:`metrics.generation` moves."""
+        self._generation = metrics.generation()  # first: a change meanwhile plans again
+        counts = metrics.counts()
+        readers: dict[tuple[str, tuple[str, ...]], list[metrics.Reader]] = {}
+        for name, labels, read in metrics.readers():
+            readers.setdefault((name, labels), []).append(read)
+        before = {slot.key: slot for slot in self._slots}
+        self._slots = [
+            _Slot(key, counts.get(key, 0), _one_reader(readers.get(key, [])), before.get(key))
+            for key in counts.keys() | readers.keys()
+        ]
+        # A counter no object counts stays at its counts until the next plan: written now.
+        self._live = [slot for slot in self._slots if slot.read is not _nothing]
+        for slot in self._slots:
+            if slot.read is _nothing and slot.base != slot.written:
+                self._write(slot, slot.base)
+
+    def _write(self, slot: _Slot, value: int) -> None:
+        if value > slot.written:  # below: a count that started again (never here)
+            if slot.child is None:
+                slot.child = self._counters[slot.key[0]].labels(*slot.key[1])
+            slot.child.inc(value - slot.written)
+        slot.written = value
 
     def _set_gauges(self) -> None:
         now = self.clock()
@@ -117,10 +159,25 @@ class Flusher:
     def after_fork_in_child(self) -> None:
         """A child counts from zero, with its own thread and locks."""
         self._lock = threading.Lock()
-        self._written.clear()
+        for slot in self._slots:
+            slot.written = 0
+        self._generation = -1
         self._fills.clear()
         self._stop = threading.Event()
         self._thread = None
+
+
+def _nothing() -> int:
+    return 0
+
+
+def _one_reader(readers: list[metrics.Reader]) -> metrics.Reader:
+    """One reader of the sum of ``readers`` (0 for none)."""
+    if len(readers) == 1:
+        return readers[0]
+    if not readers:
+        return _nothing
+    return lambda: sum(read() for read in readers)
 
 
 _flushers: weakref.WeakSet[Flusher] = weakref.WeakSet()

@@ -8,6 +8,7 @@ import random
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from functools import partial
 from operator import add
 from typing import Any
 
@@ -354,27 +355,28 @@ class StreamIssuer:
 
 
 _lock = threading.Lock()
-_issuers: dict[tuple[str, OrderNumberFormat], StreamIssuer] = {}
+_issuers: metrics.Registry[tuple[str, OrderNumberFormat], StreamIssuer] = metrics.Registry()
 
 
 @on_settings_changed
 def _forget_issuers() -> None:
     # Their counts stay in the counters: a counter never goes back.
     for issuer in list(_issuers.values()):
-        for name, labels, value in _counts_of(issuer):
+        for name, labels, read in _readers_of(issuer):
+            value = read()
             if value:
                 metrics.count(name, *labels, by=value)
     _issuers.clear()
 
 
-def _counts_of(issuer: StreamIssuer) -> Iterator[tuple[str, tuple[str, ...], int]]:
+def _readers_of(issuer: StreamIssuer) -> Iterator[tuple[str, tuple[str, ...], metrics.Reader]]:
     labels = (issuer.stream, issuer._store_name)
-    yield "order_numbers_issued", labels, issuer._issued
+    yield "order_numbers_issued", labels, partial(getattr, issuer, "_issued")
     blocks = issuer._blocks
     if blocks is not None:
-        yield "order_numbers_abandoned", labels, blocks.abandoned
-        yield "order_blocks", labels, blocks.blocks
-        yield "order_block_numbers", labels, blocks.reserved
+        yield "order_numbers_abandoned", labels, partial(getattr, blocks, "abandoned")
+        yield "order_blocks", labels, partial(getattr, blocks, "blocks")
+        yield "order_block_numbers", labels, partial(getattr, blocks, "reserved")
 
 
 def block_sizes() -> dict[str, int]:
@@ -382,9 +384,9 @@ def block_sizes() -> dict[str, int]:
     return {issuer.stream: issuer.block_size() for issuer in list(_issuers.values())}
 
 
-def _issued() -> Iterator[tuple[str, tuple[str, ...], int]]:
+def _issued() -> Iterator[tuple[str, tuple[str, ...], metrics.Reader]]:
     for issuer in list(_issuers.values()):
-        yield from _counts_of(issuer)
+        yield from _readers_of(issuer)
 
 
 def _fill() -> Iterator[tuple[str, float]]:

@@ -8,6 +8,7 @@ import logging
 import os
 from collections.abc import Iterator
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from .. import metrics
@@ -32,12 +33,12 @@ class Tally:
 
 
 # One tally per (sequence label, store), kept across settings changes: a counter never goes back.
-_tallies: dict[tuple[str, str], Tally] = {}
+_tallies: metrics.Registry[tuple[str, str], Tally] = metrics.Registry()
 
 
-def _issued() -> Iterator[tuple[str, tuple[str, ...], int]]:
+def _issued() -> Iterator[tuple[str, tuple[str, ...], metrics.Reader]]:
     for tally in list(_tallies.values()):
-        yield "sequence_values_issued", tally.labels, tally.issued
+        yield "sequence_values_issued", tally.labels, partial(getattr, tally, "issued")
 
 
 metrics.register(live=_issued)

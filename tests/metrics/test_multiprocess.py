@@ -107,6 +107,34 @@ def test_the_gauges_of_a_process(written):
     assert value("snowid_order_busiest_second_fill_ratio") == 0
 
 
+@pytest.mark.django_db
+@override_settings(SNOWID_METRICS=True, SNOWID_ORDER_BACKEND="database")
+def test_what_comes_after_a_flush_reaches_the_next_one_once(written):
+    """A flush reads what it planned at the previous one: a stream first used after it,
+    an event counted after it, issuers a settings change forgot (their counts kept) each
+    reach the next flush, once."""
+    flusher, value, _ = written
+    field = ShopOrder._meta.get_field("number")
+    labels = {"stream": field.stream, "store": "database"}
+    issued = value("snowid_order_numbers_issued_total", **labels)
+    waits = value("snowid_waits_total", part="orders", cause="second_full")
+    flusher.flush()  # the settings changed: no issuer of the stream yet
+    issuer = get_issuer(field.stream, field.format)
+    issuer.next_number(1)
+    issuer.next_number(2)
+    flusher.flush()
+    assert value("snowid_order_numbers_issued_total", **labels) == issued + 2
+    metrics.count("waits", "orders", "second_full")
+    flusher.flush()
+    assert value("snowid_waits_total", part="orders", cause="second_full") == waits + 1
+    with override_settings(SNOWID_ORDER_MAX_WAIT_MS=500):  # forgets the issuers
+        flusher.flush()
+        assert value("snowid_order_numbers_issued_total", **labels) == issued + 2
+        get_issuer(field.stream, field.format).next_number(3)
+        flusher.flush()
+        assert value("snowid_order_numbers_issued_total", **labels) == issued + 3
+
+
 @pytest.mark.django_db(transaction=True)
 @override_settings(SNOWID_METRICS=True, SNOWID_SEQUENCES={"invoice": {}})
 def test_a_forked_child_writes_only_what_it_counted(written):
