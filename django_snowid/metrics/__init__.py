@@ -64,15 +64,12 @@ _generation = 0
 
 
 def _changed() -> None:
-    # Each change writes a value never written before (next() is atomic), after its data:
-    # a reader that saw the generation before a change sees another one after it.
-    global _generation
+    global _generation  # a value never written before, after the change's data
     _generation = next(_changes)
 
 
 def generation() -> int:
-    """A value that changes whenever :func:`count` adds or a :class:`Registry` changes:
-    while it stays, the readers :data:`Live` sources yield and the counts stay the same."""
+    """Moves whenever :func:`count` adds or a :class:`Registry` changes."""
     return _generation
 
 
@@ -88,8 +85,7 @@ V = TypeVar("V")
 
 
 class Registry(dict[K, V]):
-    """A dict of the objects that count themselves (issuers, tallies, generators), whose
-    every change moves :func:`generation`."""
+    """A dict of objects that count themselves; each change moves :func:`generation`."""
 
     def __setitem__(self, key: K, value: V) -> None:
         super().__setitem__(key, value)
@@ -200,7 +196,7 @@ def keep_observations() -> None:
 
 def take_observations() -> list[tuple[str, float]]:
     """The renewals observed since the previous call, as (store, seconds)."""
-    if not _unwritten:  # the common case, without the lock: one appended meanwhile is next
+    if not _unwritten:  # without the lock: one appended meanwhile comes next time
         return []
     with _lock:
         if not _unwritten:
@@ -225,8 +221,7 @@ def latency() -> dict[str, tuple[list[tuple[str, int]], float]]:
 
 #: Reads a count an object keeps itself (an issuer's, a tally's) when called.
 Reader = Callable[[], int]
-#: Callables yielding (counter name, label values, reader) for each object of a
-#: :class:`Registry`; the counts they read are added to :func:`counts` at scrape time.
+#: Callables yielding (counter name, label values, reader) of a :class:`Registry`'s objects.
 Live = Callable[[], Iterator[tuple[str, tuple[str, ...], Reader]]]
 _live: list[Live] = []
 

@@ -34,8 +34,7 @@ FILL_WINDOW_S = 60.0
 
 
 class _Slot:
-    """One counter of a flusher: the counts it had when planned (``base``), a reader of
-    what objects count themselves, what was written so far and prometheus_client's child."""
+    """One counter of a flusher: its counts when planned, its reader, what was written."""
 
     __slots__ = ("base", "child", "key", "read", "written")
 
@@ -110,8 +109,7 @@ class Flusher:
                 self._set_gauges()
 
     def _plan(self) -> None:
-        """What each flush reads: per counter, the counts so far and one reader of what
-        objects count themselves; planned again when :func:`metrics.generation` moves."""
+        """Per counter, the counts so far and one reader of what objects count themselves."""
         self._generation = metrics.generation()  # first: a change meanwhile plans again
         counts = metrics.counts()
         readers: dict[tuple[str, tuple[str, ...]], list[metrics.Reader]] = {}
@@ -122,7 +120,6 @@ class Flusher:
             _Slot(key, counts.get(key, 0), _one_reader(readers.get(key, [])), before.get(key))
             for key in counts.keys() | readers.keys()
         ]
-        # A counter no object counts stays at its counts until the next plan: written now.
         self._live = [slot for slot in self._slots if slot.read is not _nothing]
         for slot in self._slots:
             if slot.read is _nothing and slot.base != slot.written:
