@@ -51,7 +51,9 @@ class IssuedField(_Base):
 
     def pre_save(self, model_instance: models.Model, add: bool) -> Any:
         value = getattr(model_instance, self.attname)
-        if add and value in self.unset_values:  # no call: bulk_create asks every row
+        if type(value) is int:  # made already (bulk_create asks every row): no other test
+            return value
+        if add and value in self.unset_values:
             value = self.generate(model_instance)
             setattr(model_instance, self.attname, value)
         return value

@@ -8,6 +8,7 @@ from typing import Any
 import django
 from django.core import checks
 from django.db import connections, models, router
+from django.db.models.fields import NOT_PROVIDED
 
 from ..core.layout import DecodedId, Layout
 from ..exceptions import LayoutError
@@ -53,7 +54,9 @@ class _SnowflakeMixin(IssuedField):
 
     def get_default(self) -> Any:
         # A new instance holds None, never DatabaseDefault: pre_save fills the value.
-        return super().get_default() if self.has_default() else None
+        if self.default is NOT_PROVIDED or self.default is _assigned_on_save:
+            return None
+        return super().get_default()
 
     @property
     def layout(self) -> Layout:
@@ -131,33 +134,33 @@ class SnowflakeAutoField(_SnowflakeMixin, models.BigAutoField):
     # A default (None until save()) lets Model._save_table() INSERT without an UPDATE first.
     generated_defaults = {"default": _assigned_on_save}
 
+    _through = False  # the key of an auto-created many-to-many table (its Meta says so)
+
+    def contribute_to_class(
+        self, cls: type[models.Model], name: str, private_only: bool = False, **kwargs: Any
+    ) -> None:
+        super().contribute_to_class(cls, name, private_only=private_only, **kwargs)
+        self._through = bool(cls._meta.auto_created)
+
     @property
     def db_returning(self) -> bool:  # type: ignore[override]
-        return self._is_through_pk()
+        return self._through
 
     def get_internal_type(self) -> str:
         # A plain bigint column (no identity/AUTO_INCREMENT).
-        if self._is_through_pk():
-            return "BigAutoField"
-        return "BigIntegerField"
-
-    def _is_through_pk(self) -> bool:
-        """Whether this is the pk of an auto-created many-to-many table (database ids)."""
-
-        model = getattr(self, "model", None)
-        return model is not None and bool(model._meta.auto_created)
+        return "BigAutoField" if self._through else "BigIntegerField"
 
     def _database_numbers(self, instance: models.Model | None) -> bool:
-        """Whether the database numbers the row: the key of an auto-created many-to-many
-        table on a server, where a table made under ``AutoField`` holds 32 bits (SQLite's
-        integers all hold 64, and a table it rebuilt may have no generator)."""
-        if not self._is_through_pk():
-            return False
+        """Whether the database numbers a row of the auto-created many-to-many table: on a
+        server, where a table made under ``AutoField`` holds 32 bits (SQLite's integers all
+        hold 64, and a table it rebuilt may have no generator)."""
         alias = router.db_for_write(self.model, instance=instance)
         return bool(connections[alias].vendor != "sqlite")
 
     def new_id(self, instance: models.Model | None = None) -> int | None:  # type: ignore[override]
-        if self._database_numbers(instance):
+        if self.shard_from is None and not self._through:  # bulk_create asks every row
+            return get_generator(self.layout_name).next_id()
+        if self._through and self._database_numbers(instance):
             return None
         return super().new_id(instance)
 
