@@ -84,7 +84,9 @@ class RawEvalsha:
 
     def __call__(self) -> None:
         self.sock.sendall(self.request)
-        self.sock.recv(64)
+        reply = self.sock.recv(64)
+        if reply != b":1\r\n":  # a part or an error: the next call would not wait its turn
+            raise RuntimeError(f"EVALSHA answered {reply!r}, not :1")
 
 
 class SeedScheme:
