@@ -12,7 +12,7 @@ from django.db.models.fields import NOT_PROVIDED
 
 from ..core.layout import DecodedId, Layout
 from ..exceptions import LayoutError
-from ..fieldbase import IssuedField
+from ..fieldbase import IssuedBigIntegerField
 from ..inventory import SNOWFLAKE
 from ..settings_layouts import get_layout, layout_names
 from .database.default import SnowflakeDefault
@@ -28,7 +28,7 @@ def _assigned_on_save() -> None:
     return None
 
 
-class _SnowflakeMixin(IssuedField):
+class _SnowflakeMixin(IssuedBigIntegerField):
     """What both fields share: a layout, its generator, and ``shard_from``."""
 
     kind = SNOWFLAKE
@@ -165,12 +165,6 @@ class SnowflakeAutoField(_SnowflakeMixin, models.BigAutoField):
         return super().new_id(instance)
 
     generate = get_pk_value_on_save = new_id  # type: ignore[assignment]
-
-    def get_db_prep_save(self, value: Any, connection: Any) -> Any:
-        # The hot path of bulk_create: ids we made need none of BigAutoField's preparation.
-        if type(value) is int and value > 0:
-            return value
-        return super().get_db_prep_save(value, connection)
 
 
 # ``pk__created_after=``, ``__created_before=``, ``__created_range=`` on both fields.

@@ -14,7 +14,7 @@ from django.db.models import lookups
 from ..conf import conf, on_settings_changed
 from ..core.order_format import DecodedOrderNumber, OrderNumberFormat, zone_has_dst
 from ..exceptions import InvalidId, LayoutError
-from ..fieldbase import IssuedField
+from ..fieldbase import IssuedBigIntegerField
 from ..inventory import ORDER
 from .formats import build_format, checked_format
 from .issuer import StreamIssuer, fields_of_stream, get_issuer
@@ -30,7 +30,7 @@ DECIMAL_FORMATS_HINT = (
 __all__ = ["OrderNumberField"]
 
 
-class OrderNumberField(IssuedField, models.BigIntegerField):
+class OrderNumberField(IssuedBigIntegerField, models.BigIntegerField):
     """``yyMMddHHmmss`` + a per-second sequence + the low bits of a user id.
 
     ``shard_from`` names the attribute (e.g. ``"user_id"``) whose value's low bits (or

@@ -10,7 +10,7 @@ from django.db import models
 
 from ..core.sequence_plan import Template, check_name, day_stamp
 from ..exceptions import InvalidSequence, SequenceError, UnknownSequence
-from ..fieldbase import IssuedField
+from ..fieldbase import IssuedBigIntegerField, IssuedField
 from ..inventory import SEQUENCE
 from .issuer import draw
 from .spec import get_spec
@@ -62,7 +62,7 @@ class _SequenceMixin(IssuedField):
         return []
 
 
-class SequenceField(_SequenceMixin, models.BigIntegerField):
+class SequenceField(_SequenceMixin, IssuedBigIntegerField, models.BigIntegerField):
     """A ``BIGINT`` filled from the named sequence ``sequence`` when a row is inserted."""
 
     def generate(self, instance: models.Model) -> int:
