@@ -239,8 +239,9 @@ class IssuedBigIntegerField(IssuedField):
     """The base (a mixin) of an issued field of a ``bigint`` column."""
 
     def get_db_prep_save(self, value: Any, connection: Any) -> Any:
-        # The hot path of bulk_create: a positive int (what an issuer makes) is what the
-        # column takes, without Django's preparation (int(), and psycopg 3's Int8 wrapper).
+        # bulk_create's hot path: a positive int (what an issuer makes) skips Django's int()
+        # and psycopg 3's Int8; others end as plain ints too (psycopg mixes no Int8 and int).
         if type(value) is int and value > 0:
             return value
-        return super().get_db_prep_save(value, connection)
+        prepared = super().get_db_prep_save(value, connection)
+        return int(prepared) if isinstance(prepared, int) else prepared

@@ -185,6 +185,19 @@ def test_many_to_many_tables_of_every_app_accept_rows():
     assert products[0].tags.get() == tag
 
 
+def test_a_bulk_of_values_set_by_hand_reaches_the_driver_as_one_type():
+    """0 and negative values take Django's preparation, positive ones skip it: a column's
+    values must still reach the driver as one type (psycopg 3 refuses an array of
+    ``Int8`` and small ``int``, PostgreSQL's bulk_create)."""
+    from tests.feedapp.models import Entry
+
+    entries = Entry.objects.bulk_create([Entry(loose=value) for value in (0, 1, -7, 2)])
+    entries += Entry.objects.bulk_create([Entry(), Entry()])  # and values made
+    stored = dict(Entry.objects.values_list("pk", "loose"))
+    assert [stored[e.pk] for e in entries] == [0, 1, -7, 2, entries[4].loose, entries[5].loose]
+    assert entries[5].loose > entries[4].loose > 2
+
+
 def test_dumpdata_and_loaddata_keep_the_ids(tmp_path):
     """loaddata resets the sequences of AutoFields afterwards (PostgreSQL: setval on
     pg_get_serial_sequence); our plain bigint has none, and that must stay harmless."""
