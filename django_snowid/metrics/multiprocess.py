@@ -1,5 +1,5 @@
 """prometheus_client's multiprocess mode: :func:`flush` writes this process's counts into
-prometheus_client's files, at each request's end, every :data:`FLUSH_EVERY_S` and at exit.
+the multiprocess directory, at each request's end, every :data:`FLUSH_EVERY_S` and at exit.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 from django.core.signals import request_finished
-from prometheus_client import Counter, Gauge
+from prometheus_client import Gauge
 from prometheus_client import Histogram as PrometheusHistogram
+from prometheus_client.mmap_dict import MmapedDict, mmap_key
 from prometheus_client.registry import CollectorRegistry
 
 from .. import metrics
@@ -33,10 +34,33 @@ FLUSH_EVERY_S = 5.0
 FILL_WINDOW_S = 60.0
 
 
-class _Slot:
-    """One counter of a flusher: its counts when planned, its reader, what was written."""
+class CounterFile:
+    """This process's counters in ``counter_snowid-<pid>.db``, for ``MultiProcessCollector``."""
 
-    __slots__ = ("base", "child", "key", "read", "written")
+    def __init__(self, directory: str) -> None:
+        self.path = os.path.join(directory, f"counter_snowid-{os.getpid()}.db")
+        self._values = MmapedDict(self.path)
+
+    def key(self, name: str, labels: tuple[str, ...]) -> tuple[str, float]:
+        """The file's key of a counter, and the value a process with this pid left there."""
+        key = mmap_key(
+            f"snowid_{name}",
+            f"snowid_{name}_total",
+            list(metrics.COUNTERS[name]),
+            list(labels),
+            DESCRIPTIONS[name],
+        )
+        left, _ = self._values.read_value(key)
+        return key, left
+
+    def write(self, key: str, value: float) -> None:
+        self._values.write_value(key, value, 0.0)
+
+
+class _Slot:
+    """A flusher's counter: its counts when planned, reader, what was written, and where."""
+
+    __slots__ = ("base", "filed", "key", "read", "stored", "written")
 
     def __init__(
         self,
@@ -47,25 +71,28 @@ class _Slot:
     ) -> None:
         self.key, self.base, self.read = key, base, read
         self.written: int = 0 if before is None else before.written
-        self.child: Any = None if before is None else before.child
+        self.stored: str = "" if before is None else before.stored
+        self.filed: float = 0.0 if before is None else before.filed
 
 
 class Flusher:
-    """Writes this process's counts since the previous flush into prometheus_client's metrics."""
+    """Writes this process's counts since the previous flush into its :class:`CounterFile`,
+    its gauges and latencies into prometheus_client's metrics."""
 
     def __init__(
         self,
         registry: CollectorRegistry | None = None,
         *,
+        directory: str | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.clock = clock
+        self.directory = directory or metrics.multiprocess_dir() or ""
+        if not self.directory:
+            raise ValueError("No directory to write in: PROMETHEUS_MULTIPROC_DIR is not set.")
+        self._file: CounterFile | None = None  # opened by the first write of a process
         self._lock = threading.Lock()
         self._fills: deque[tuple[float, float]] = deque()
-        self._counters = {
-            name: Counter(f"snowid_{name}", DESCRIPTIONS[name], labels, registry=registry)
-            for name, labels in metrics.COUNTERS.items()
-        }
         self._renewals = PrometheusHistogram(
             "snowid_lease_renew_seconds",
             RENEW_HELP,
@@ -127,9 +154,12 @@ class Flusher:
 
     def _write(self, slot: _Slot, value: int) -> None:
         if value > slot.written:  # below: a count that started again (never here)
-            if slot.child is None:
-                slot.child = self._counters[slot.key[0]].labels(*slot.key[1])
-            slot.child.inc(value - slot.written)
+            if self._file is None:
+                self._file = CounterFile(self.directory)
+            if not slot.stored:
+                slot.stored, slot.filed = self._file.key(*slot.key)
+            slot.filed += value - slot.written
+            self._file.write(slot.stored, slot.filed)
         slot.written = value
 
     def _set_gauges(self) -> None:
@@ -154,10 +184,11 @@ class Flusher:
             _flush_safely(self, gauges=True)
 
     def after_fork_in_child(self) -> None:
-        """A child counts from zero, with its own thread and locks."""
+        """A child counts from zero into a file of its own, with its own thread and locks."""
         self._lock = threading.Lock()
+        self._file = None
         for slot in self._slots:
-            slot.written = 0
+            slot.written, slot.stored, slot.filed = 0, "", 0.0
         self._generation = -1
         self._fills.clear()
         self._stop = threading.Event()

@@ -1,22 +1,27 @@
 """What a process writes for prometheus_client's multiprocess mode (the flusher), read
-here from a registry of the test's own: issuing writes nothing, a flush writes what rose
-since the previous one, a forked child writes only what it counted itself.
+here as a scrape reads it, from a directory of the test's own: issuing writes nothing, a
+flush writes what rose since the previous one, a forked child writes only what it counted
+itself, into a file of its own.
 
 tests/metrics/test_gunicorn.py runs the real thing: the files of several gunicorn workers.
 """
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
+from typing import Any
 
 import pytest
 from django.test import override_settings
 from prometheus_client import CollectorRegistry
+from prometheus_client.multiprocess import MultiProcessCollector
 
 import django_snowid
 from django_snowid import metrics
 from django_snowid.metrics import multiprocess
-from django_snowid.metrics.multiprocess import FILL_WINDOW_S, Flusher
+from django_snowid.metrics.multiprocess import FILL_WINDOW_S, CounterFile, Flusher
 from django_snowid.orders.issuer import get_issuer
 from django_snowid.sequences import next_value, next_values
 from django_snowid.settings_layouts import get_layout
@@ -34,19 +39,31 @@ class Seconds:
         return self.now
 
 
-@pytest.fixture
-def written():
-    """A flusher writing into a registry of the test's own, and a reader of that registry
-    (0 for a sample not written yet)."""
-    registry = CollectorRegistry()
-    clock = Seconds()
-    flusher = Flusher(registry, clock=clock)
-    flusher.flush()  # what this process counted before the test
+def scraped(directory: Path, registry: CollectorRegistry | None = None) -> Any:
+    """A reader of a sample as a scrape shows it: the counters summed from the files of
+    ``directory`` by prometheus_client's collector, the rest from ``registry`` (0 for a
+    sample not written yet)."""
+    files = CollectorRegistry()
+    MultiProcessCollector(files, path=str(directory))
 
     def value(name: str, **labels: str) -> float:
-        return registry.get_sample_value(name, labels) or 0.0
+        found = files.get_sample_value(name, labels)
+        if found is None and registry is not None:
+            found = registry.get_sample_value(name, labels)
+        return found or 0.0
 
-    return flusher, value, clock
+    return value
+
+
+@pytest.fixture
+def written(tmp_path):
+    """A flusher writing into a directory of the test's own (its gauges and latencies into
+    a registry of the test's own), and a reader of what it wrote."""
+    registry = CollectorRegistry()
+    clock = Seconds()
+    flusher = Flusher(registry, directory=str(tmp_path), clock=clock)
+    flusher.flush()  # what this process counted before the test
+    return flusher, scraped(tmp_path, registry), clock
 
 
 @pytest.mark.django_db
@@ -137,37 +154,53 @@ def test_what_comes_after_a_flush_reaches_the_next_one_once(written):
 
 @pytest.mark.django_db(transaction=True)
 @override_settings(SNOWID_METRICS=True, SNOWID_SEQUENCES={"invoice": {}})
-def test_a_forked_child_writes_only_what_it_counted(written):
+def test_a_forked_child_writes_only_what_it_counted(written, tmp_path):
     """Its parent's counts are the parent's: a child (a gunicorn worker forked after
-    --preload, a Celery child) writes from zero into files of its own."""
+    --preload, a Celery child) writes from zero into a file of its own."""
     flusher, value, _ = written
     next_values("invoice", 5)
     flusher.flush()
+    parent = tmp_path / f"counter_snowid-{os.getpid()}.db"
+    parents = parent.read_bytes()
 
-    def child() -> float:
+    def child() -> tuple[float, bool, bool]:
         before = value("snowid_sequence_values_issued_total", sequence="invoice", store="database")
         next_values("invoice", 2)
         flusher.flush()
         after = value("snowid_sequence_values_issued_total", sequence="invoice", store="database")
-        return after - before
+        own = (tmp_path / f"counter_snowid-{os.getpid()}.db").exists()
+        return after - before, own, parent.read_bytes() == parents
 
-    assert in_child(child) == "ok:2.0"
+    # What it counted, in a file of its own; its parent's file as the parent left it.
+    assert in_child(child) == "ok:(2.0, True, True)"
 
 
-def test_after_a_first_flush_a_thread_writes_the_counts_unasked(monkeypatch):
+@pytest.mark.django_db
+def test_a_process_adds_to_what_a_process_with_its_pid_left(tmp_path):
+    """A pid used again (a worker recycled long after another had it) continues the counts
+    of that file rather than replacing them: a counter never goes down."""
+    earlier = CounterFile(str(tmp_path))
+    key, _ = earlier.key("waits", ("ids", "clock_behind"))
+    earlier.write(key, 40.0)
+    metrics.count("waits", "ids", "clock_behind")
+    Flusher(CollectorRegistry(), directory=str(tmp_path)).flush()
+    counted = metrics.counts()[("waits", ("ids", "clock_behind"))]
+    assert scraped(tmp_path)("snowid_waits_total", part="ids", cause="clock_behind") == 40 + counted
+
+
+def test_after_a_first_flush_a_thread_writes_the_counts_unasked(monkeypatch, tmp_path):
     """Work outside requests (heartbeats, jobs) reaches the files without being asked, once
     the process flushed once (a request's end, or flush())."""
     monkeypatch.setattr(multiprocess, "FLUSH_EVERY_S", 0.01)
-    registry = CollectorRegistry()
-    flusher = Flusher(registry)
+    flusher = Flusher(CollectorRegistry(), directory=str(tmp_path))
     monkeypatch.setattr(multiprocess, "_flusher", [flusher])
     multiprocess.flush()  # what request_finished calls
-    labels = {"part": "ids", "cause": "clock_behind"}
-    before = registry.get_sample_value("snowid_waits_total", labels) or 0.0
+    value = scraped(tmp_path)
+    before = value("snowid_waits_total", part="ids", cause="clock_behind")
     metrics.count("waits", "ids", "clock_behind")
     deadline = time.monotonic() + 30
     try:
-        while registry.get_sample_value("snowid_waits_total", labels) != before + 1:
+        while value("snowid_waits_total", part="ids", cause="clock_behind") != before + 1:
             assert time.monotonic() < deadline, "the thread never wrote the count"
             time.sleep(0.01)
     finally:
