@@ -66,7 +66,7 @@ def install_insert_retry(model: type[models.Model], field: OrderField) -> None:
             attempt = 0
             while True:
                 try:
-                    if transaction.get_autocommit(using):
+                    if _autocommit(connections[using]):
                         return original(self, manager, using, fields, *args)
                     with transaction.atomic(using=using, savepoint=True):
                         return original(self, manager, using, fields, *args)
@@ -80,6 +80,12 @@ def install_insert_retry(model: type[models.Model], field: OrderField) -> None:
         return _do_insert
 
     wrap_insert(model, wrap)
+
+
+def _autocommit(connection: Any) -> bool:
+    if connection.connection is None:
+        return bool(connection.get_autocommit())
+    return bool(connection.autocommit)
 
 
 def conflicting_fields(
