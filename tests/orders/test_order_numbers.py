@@ -7,7 +7,7 @@ import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 from django.test import override_settings
 
@@ -225,6 +225,28 @@ def test_a_collision_is_retried_with_a_new_number(backend):
     set_order_state(field.stream, (second, 0))
     order = ShopOrder.objects.create(user_id=9)  # autocommit: no savepoint needed
     assert fmt.position(order.number) == (second + 2, 1)
+
+
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+@override_settings(SNOWID_ORDER_BACKEND="redis")  # a store that runs no SQL
+def test_an_insert_runs_in_a_savepoint_only_inside_a_transaction():
+    """In autocommit a failed INSERT leaves nothing behind: the row's INSERT runs alone,
+    in no transaction. Inside one it runs in a savepoint, which a retry rolls back to."""
+    ShopOrder.objects.create(user_id=1)  # the connection open, the stream recovered
+    ran: list[tuple[str, bool]] = []
+
+    def record(execute, sql, params, many, context):
+        ran.append((sql.split()[0], connection.in_atomic_block))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        ShopOrder.objects.create(user_id=2)
+        assert ran == [("INSERT", False)]
+        ran.clear()
+        with transaction.atomic():
+            ShopOrder.objects.create(user_id=3)
+        assert ran == [("SAVEPOINT", True), ("INSERT", True), ("RELEASE", True)]
 
 
 @pytest.mark.django_db(transaction=True)
