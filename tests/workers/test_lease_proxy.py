@@ -44,23 +44,27 @@ def test_a_failover_behind_a_proxy_hands_no_live_worker_id_to_a_newcomer(
     ):
         ids.reset()
         started = children.context.Semaphore(0)
-        stop_at = children.context.Value("d", time.monotonic() + 60)
-        children.start(_issue_until, "A", stop_at, started, children.queue)
+        mark = children.context.Value("d", 0.0)
+        children.start(_issue_until, "A", mark, started, children.queue)
         assert started.acquire(timeout=20)
         key = get_lease_store("redis").key(pool_name(get_layout("default")))  # type: ignore[attr-defined]
         replica.client().restore(key, 0, throwaway_redis.client().dump(key))
         time.sleep(TTL_S + 0.3)  # A renews on the primary only: its record there expires
         proxy.retarget(replica.port)  # the failover
         failed_over_at = time.monotonic()
-        children.start(_issue_until, "B", stop_at, started, children.queue)
-        stop_at.value = failed_over_at + 4.0
+        children.start(_issue_until, "B", mark, started, children.queue)
+        assert started.acquire(timeout=30)
+        mark.value = time.monotonic()  # B issues: A and B go on side by side
         reports = children.results()
         ids.reset()
     issued = [i for _, batches, _ in reports for _, batch in batches for i in batch]
     assert len(issued) == len(set(issued)), f"{len(issued) - len(set(issued))} ids twice"
     _no_node_held_twice_at_once(reports)
-    (a,) = [batches for role, batches, _ in reports if role == "A"]
-    assert a[-1][0] > failed_over_at + 3, "the holder from before stopped issuing"
+    ((a, refused),) = [(batches, refusals) for role, batches, refusals in reports if role == "A"]
+    assert not refused, refused[:1]
+    assert len({django_snowid.decode(i).node for _, batch in a for i in batch}) == 1
+    assert mark.value > failed_over_at + TTL_S  # B waited for A to re-assert its lease
+    assert a[-1][0] > mark.value, "the holder from before stopped issuing"
     assert any(role == "B" and batches for role, batches, _ in reports)
 
 
