@@ -18,8 +18,9 @@ the ratios compare across versions of the code where absolute speeds do not. The
 the same calls on a table whose UNIQUE bigint column is set in Python to values shaped
 like the numbers, made before the timing (the column's and the index's cost, no number
 drawn: 19-digit values with a shard in the low bits cost PostgreSQL and psycopg more than
-small consecutive ones). The ``bulk_create()`` ratios are taken ``--bulk-rounds`` times (default
-7): their median and range show how much of a miss is noise.
+small consecutive ones). The ``create()`` and ``bulk_create()`` ratios are taken
+``--create-rounds`` and ``--bulk-rounds`` times (default 7 each): their median and range
+show how much of a miss is noise.
 """
 
 from __future__ import annotations
@@ -181,12 +182,14 @@ def shaped_like_numbers(fmt, count: int) -> Iterator[int]:
 
 
 def database_part(
-    creates: int, repeat: int, bulk_rounds: int, raw: RawEvalsha
+    creates: int, repeat: int, rounds: tuple[int, int], raw: RawEvalsha
 ) -> dict[str, list[float]]:
     """create() and bulk_create() with order numbers, as time ratios to the same calls on
     the same table without the field, measured in interleaved chunks of one run: each
-    figure's value in every round."""
+    figure's value in every round (``rounds``: of create(), of bulk_create())."""
     from django.db import connection
+
+    create_rounds, bulk_rounds = rounds
 
     # A database of this run's own: other benchmarks may be using "test_snowid_bench".
     connection.settings_dict["NAME"] = f"snowid_bench_orders_{os.getpid()}"
@@ -224,7 +227,7 @@ def database_part(
         bulks = max(creates // 20, 10)  # a round of 3 x 150 bulks takes about 1 s
         unique_numbers = shaped_like_numbers(
             WideNumberedOrder._meta.get_field("number").format,
-            creates * repeat + bulk_rounds * bulks * BULK,
+            creates * create_rounds + bulk_rounds * bulks * BULK,
         )
 
         def unique_bulk(i: int) -> None:
@@ -235,7 +238,7 @@ def database_part(
         def unique_column(i: int) -> None:
             UniqueColumnOrder.objects.create(user_id=i, number=next(unique_numbers))
 
-        for _ in range(repeat):
+        for _ in range(create_rounds):
             plain, floor, numbered, unique = interleaved_rates(
                 [
                     lambda i: PlainOrder.objects.create(user_id=i),
@@ -278,6 +281,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--creates", type=int, default=3000)
+    parser.add_argument("--create-rounds", type=int, default=7)
     parser.add_argument("--bulk-rounds", type=int, default=7)
     args = parser.parse_args()
     s, r = args.seconds, args.repeat
@@ -319,7 +323,7 @@ def main() -> int:
 
         batch = median(batch_rate)
         try:
-            rounds = database_part(args.creates, r, args.bulk_rounds, raw)
+            rounds = database_part(args.creates, r, (args.create_rounds, args.bulk_rounds), raw)
         except Exception as exc:  # PostgreSQL missing: say so, measure the rest
             print(f"(database part not measured: {exc!r})", file=sys.stderr)
             rounds = {}
@@ -363,7 +367,8 @@ def main() -> int:
             print(f"{label:<48} {plain_rate / x:>12,.0f} {x:>8.2f}x  {spread:>11}")
         print(
             f"(the order number against the same row with its UNIQUE column set in Python: "
-            f"{db['create_over_unique']:.3f}x, {spread_of(rounds['create_over_unique'], 3)})"
+            f"{db['create_over_unique']:.3f}x, {spread_of(rounds['create_over_unique'], 3)}; "
+            f"median and range of {len(rounds['numbered_x'])} rounds)"
         )
         title = f"PostgreSQL bulk_create() of {BULK}, time x without"
         print(f"\n{title:<48} {'rows/s':>12} {'time':>9}  {'range':>11}")
@@ -418,7 +423,7 @@ def main() -> int:
             (
                 "create() time <= 1.05x without the field (blocks)",
                 db["numbered_x"] <= 1.05,
-                f"{db['numbered_x']:.3f}x",
+                f"{db['numbered_x']:.3f}x ({spread_of(rounds['numbered_x'], 3)})",
             )
         )
         verdicts.append(
