@@ -63,7 +63,11 @@ def new_connection(alias: str) -> Any:
 
 
 def close_if_unusable(connection: Any) -> None:
-    """What Django does to its connections between requests, for one of ours."""
+    """What Django does to its connections between requests, for one of ours (no request's:
+    ``CONN_MAX_AGE = 0`` keeps it, checked before each use as by ``CONN_HEALTH_CHECKS``)."""
+    if not connection.settings_dict["CONN_MAX_AGE"]:
+        connection.close_at = None
+        connection.health_check_enabled = True
     connection.close_if_unusable_or_obsolete()
 
 
