@@ -182,14 +182,12 @@ def shaped_like_numbers(fmt, count: int) -> Iterator[int]:
 
 
 def database_part(
-    creates: int, repeat: int, rounds: tuple[int, int], raw: RawEvalsha
+    creates: int, repeat: int, raw: RawEvalsha, *, create_rounds: int, bulk_rounds: int
 ) -> dict[str, list[float]]:
     """create() and bulk_create() with order numbers, as time ratios to the same calls on
     the same table without the field, measured in interleaved chunks of one run: each
-    figure's value in every round (``rounds``: of create(), of bulk_create())."""
+    figure's value in every round."""
     from django.db import connection
-
-    create_rounds, bulk_rounds = rounds
 
     # A database of this run's own: other benchmarks may be using "test_snowid_bench".
     connection.settings_dict["NAME"] = f"snowid_bench_orders_{os.getpid()}"
@@ -323,7 +321,13 @@ def main() -> int:
 
         batch = median(batch_rate)
         try:
-            rounds = database_part(args.creates, r, (args.create_rounds, args.bulk_rounds), raw)
+            rounds = database_part(
+                args.creates,
+                r,
+                raw,
+                create_rounds=args.create_rounds,
+                bulk_rounds=args.bulk_rounds,
+            )
         except Exception as exc:  # PostgreSQL missing: say so, measure the rest
             print(f"(database part not measured: {exc!r})", file=sys.stderr)
             rounds = {}
