@@ -11,7 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 
-from django_snowid.core.sequence_plan import Rates
+from django_snowid.core.sequence_plan import WINDOW_S, Rates
 from django_snowid.db.connections import close_own_connections
 from django_snowid.exceptions import (
     InvalidSequence,
@@ -24,7 +24,7 @@ from django_snowid.sequences.stores.database import (
     DatabaseSequenceStore,
     read_marks,
 )
-from django_snowid.sequences.stores.redis import RedisSequenceStore
+from django_snowid.sequences.stores.redis import DRAW, Outcome, RedisSequenceStore
 from tests.support import Clock
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -170,6 +170,27 @@ def test_step_grows_under_load_and_shrinks_when_idle(settings):
     state = store.state("load")
     assert store.raise_mark(spec, "load", None, rates=rates, floor=state["max"])
     assert store.state("load")["step"] == 10
+
+
+@pytest.mark.redis
+def test_a_draw_raises_the_mark_ahead_once_its_headroom_runs_low(settings):
+    """DRAW reads no rates back while the headroom lasts LOW_WATER_S at the highest rate it
+    counts; past that, the rate of the last full second decides, and the mark is raised
+    before the values under it run out."""
+    settings.SNOWID_SEQUENCES = {"ahead": {"min_step": 10_000, "max_step": 10_000}}
+    clock = Clock(datetime(2026, 11, 23, 12, 0, 0, tzinfo=ZoneInfo("UTC")))
+    store = redis_store(settings, clock)
+    spec = get_spec("ahead")
+    store.next_values(spec, 1, None)
+    mark = store.state("ahead")["max"]
+    quiet = DRAW(store.client(), [store.key("ahead")], [1, int(clock.now), WINDOW_S])
+    assert quiet.outcome is Outcome.DRAWN and quiet.rates is None  # 2 a second: 1,800 < mark
+    store.next_values(spec, 20, None)  # 22 this second, none in the last full one
+    assert store.state("ahead")["max"] == mark
+    clock.now += 1
+    store.next_values(spec, 1, None)  # 22 in the last full second: 19,800 > the headroom
+    state = store.state("ahead")
+    assert state["cur"] < mark < state["max"]
 
 
 @pytest.mark.redis

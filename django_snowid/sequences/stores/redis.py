@@ -7,7 +7,7 @@ import enum
 import logging
 import os
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from django.db import DatabaseError
@@ -40,8 +40,8 @@ logger = logging.getLogger(__name__)
 
 # Draw ARGV[1] values of the hash KEYS[1] at clock ARGV[2], rate window ARGV[3]; SERVER_ID
 # (ARGV[4], added by the runner) the server's identity.
-# {1, first, max, figures...}: drawn; {0, cur, max, figures...}: no headroom; {-1}: no state;
-# {-2}: garbage; {-3, cur, max}: another server published it, nothing drawn.
+# {1, first, max}: drawn, headroom to spare; {1, first, max, rates...}: drawn; {0, cur, max,
+# rates...}: no headroom; {-1}: no state; {-2}: garbage; {-3, cur, max}: foreign, none drawn.
 DRAW: Final = RedisScript(
     """
 local h = redis.call('HMGET', KEYS[1], 'cur', 'max', 't', 'n', 'l', 'w', 'wn', 'pw', 'rid')
@@ -53,20 +53,28 @@ local count, now, len = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local t, n, l = tonumber(h[3]) or 0, tonumber(h[4]) or 0, tonumber(h[5]) or 0
 local w, wn, pw = tonumber(h[6]) or 0, tonumber(h[7]) or 0, tonumber(h[8]) or 0
 if cur + count > mx then return {0, cur, mx, t, n, l, w, wn, pw} end
+local moved = false
 if now > t then
   if now == t + 1 then l = n else l = 0 end
-  n, t = 0, now
+  n, t, moved = 0, now, true
 end
 local ws = now - now % len
 if ws > w then
   if ws == w + len then pw = wn else pw = 0 end
-  wn, w = 0, ws
+  wn, w, moved = 0, ws, true
 end
 n, wn = n + count, wn + count
 local last = redis.call('HINCRBY', KEYS[1], 'cur', count)
-redis.call('HSET', KEYS[1], 't', t, 'n', n, 'l', l, 'w', w, 'wn', wn, 'pw', pw)
+if moved then
+  redis.call('HSET', KEYS[1], 't', t, 'n', n, 'l', l, 'w', w, 'wn', wn, 'pw', pw)
+else
+  redis.call('HSET', KEYS[1], 'n', n, 'wn', wn)
+end
+if mx - last >= math.max(n, l, (wn + pw) / len) * LOW_WATER_S + 1 then
+  return {1, last - count + 1, mx}
+end
 return {1, last - count + 1, mx, t, n, l, w, wn, pw}
-""",
+""".replace("LOW_WATER_S", str(LOW_WATER_S)),
     safe_to_retry=True,  # run twice: a second range, above the first (a gap)
     server_id=True,
     reply=lambda r: _draw(r),
@@ -134,21 +142,24 @@ class Outcome(enum.Enum):
     FOREIGN = -3  # another server published the state: unverified, nothing drawn
 
 
+_OUTCOMES: Final = {outcome.value: outcome for outcome in Outcome}
+
+
 @dataclass(frozen=True)
 class Draw:
-    """DRAW's reply: ``first`` (DRAWN) or the current value, the published ``mark``."""
+    """DRAW's reply: ``first`` (or the current value), ``mark``, ``rates`` (None: to spare)."""
 
     outcome: Outcome
     first: int = 0
     mark: int = 0
-    rates: Rates = field(default_factory=Rates)
+    rates: Rates | None = None
 
 
 def _draw(reply: list[Any]) -> Draw:
-    outcome = Outcome(reply[0])
-    if len(reply) < 3:
-        return Draw(outcome)
-    return Draw(outcome, int(reply[1]), int(reply[2]), Rates(*(int(v) for v in reply[3:])))
+    outcome = _OUTCOMES[reply[0]]
+    if len(reply) < 4:
+        return Draw(outcome, *reply[1:])
+    return Draw(outcome, reply[1], reply[2], Rates(*reply[3:]))
 
 
 @dataclass(frozen=True)
@@ -252,7 +263,7 @@ class RedisSequenceStore:
             lost = draw.outcome is Outcome.LOST
             floor = spec.start - 1 if lost else draw.mark
             resync = draw.outcome if draw.outcome is not Outcome.SHORT else None
-            rates = draw.rates if draw.outcome is Outcome.SHORT else Rates()
+            rates = draw.rates or Rates()
             if self.raise_mark(
                 spec, stored, using, rates=rates, floor=floor, need=count, resync=resync
             ):
@@ -273,13 +284,10 @@ class RedisSequenceStore:
     ) -> None:
         """Raise the mark after ``draw`` if its headroom runs low at the rates it read."""
         rates = draw.rates
+        if rates is None:
+            return
         headroom = draw.mark - draw.first - count + 1
-        bound = max(
-            rates.this_second,
-            rates.last_second,
-            (rates.in_window + rates.in_previous) / WINDOW_S,
-        )
-        if headroom < bound * LOW_WATER_S + 1 and needs_raise(headroom, rates.estimate(int(now))):
+        if needs_raise(headroom, rates.estimate(int(now))):
             try:
                 self.raise_mark(spec, stored, using, rates=rates, floor=draw.mark)
             except SequenceError as exc:
