@@ -1,6 +1,6 @@
 """What metrics cost the hot paths: the same calls with SNOWID_METRICS on and off.
 
-    python benchmarks/bench_metrics.py [--calls 20000] [--repeat 3]
+    python benchmarks/bench_metrics.py [--calls 20000] [--repeat 3] [--request-rounds 11]
 
 Needs Redis (127.0.0.1:6379, or SNOWID_BENCH_REDIS_URL) and PostgreSQL (127.0.0.1:5432).
 Compared in one run, in interleaved chunks (``benchmarks.timing.interleaved_rates``):
@@ -21,12 +21,13 @@ with metrics on / off; the goal is within 2% (ratio >= 0.98). The cost of the co
 alone (no store) is printed too: on a busy machine the ratios drift by more than it.
 
 Then prometheus_client's multiprocess mode (gunicorn), in a process of its own started
-with ``PROMETHEUS_MULTIPROC_DIR`` set: a "request" issues an order number (``create()``), a
-sequence value and an id, and "on" ends it as ``request_finished`` does, writing the
+with ``PROMETHEUS_MULTIPROC_DIR`` set: a "request" issues an order number (``create()``),
+a sequence value and an id, and "on" ends it as ``request_finished`` does, writing the
 counts into the multiprocess files (``metrics.multiprocess.flush()``); "off" is the same
-request with ``SNOWID_METRICS = False``; its ratio is the median of ``2 * --repeat + 1``
-rounds. The cost of a flush is printed too: alone (back to back, warm) and among the
-requests (its median time at the end of the "on" requests).
+request with ``SNOWID_METRICS = False``; its ratio is the median of ``--request-rounds``
+rounds (three round trips a request: noisier than the calls above). The cost of a flush is
+printed too: alone (back to back, warm) and among the requests (its median time at the end
+of the "on" requests).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=20000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--request-rounds", type=int, default=11)
     parser.add_argument("--multiprocess", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.multiprocess:
@@ -210,7 +212,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory() as directory:
         command = [sys.executable, __file__, "--multiprocess", "--calls", str(args.calls)]
-        command += ["--repeat", str(2 * args.repeat + 1)]  # three round trips a request: noisier
+        command += ["--repeat", str(args.request_rounds)]
         env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": directory}
         out = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
     figures = json.loads(out.stdout.strip().splitlines()[-1])

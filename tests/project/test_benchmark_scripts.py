@@ -169,6 +169,8 @@ def test_metrics_on_and_off_are_compared():
         "200",
         "--repeat",
         "1",
+        "--request-rounds",
+        "3",
         env={**os.environ, "DJANGO_SETTINGS_MODULE": "benchmarks.settings"},
         timeout=300,
     )
