@@ -10,7 +10,8 @@ the table and its pk index.
 Each backend runs in a child process (Django is configured once per process). Every
 figure is the median of --repeat runs; the runs of the compared models alternate so
 that drift on a noisy machine hits them alike. A verdict is the median of each round's
-ratio to BigAutoField's run of the same round, with the range of those ratios.
+ratio to its baseline's run of the same round (BigAutoField's, or the floor's), with the
+range of those ratios.
 """
 
 from __future__ import annotations
